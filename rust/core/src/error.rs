@@ -1,0 +1,118 @@
+//! One error type for everything the core parses: what went wrong, where (byte
+//! offset, and the file once a file reader knows it), and a short detail.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// What kind of damage or misuse was found. Bindings map each kind onto one
+/// exception class, so adding a kind here means adding one mapping there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// Fewer bytes than the format requires.
+    Truncated,
+    /// The stored digest does not match the computed one.
+    DigestMismatch,
+    /// A version field names a format this library does not know.
+    UnsupportedVersion,
+    /// The caller's digest type differs from the one the data declares.
+    DigestTypeMismatch,
+    /// The ledger id or entry id differs from the one the caller expected.
+    IdMismatch,
+    /// A field holds a value the format forbids (bad magic, negative length, ...).
+    Corrupt,
+    /// The caller passed an argument the format cannot represent.
+    InvalidArgument,
+    /// The operating system failed to read or write a file.
+    Io,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Truncated => "truncated",
+            ErrorKind::DigestMismatch => "digest mismatch",
+            ErrorKind::UnsupportedVersion => "unsupported version",
+            ErrorKind::DigestTypeMismatch => "digest type mismatch",
+            ErrorKind::IdMismatch => "id mismatch",
+            ErrorKind::Corrupt => "corrupt",
+            ErrorKind::InvalidArgument => "invalid argument",
+            ErrorKind::Io => "I/O error",
+        }
+    }
+}
+
+/// An error with the byte offset at which it was found.
+///
+/// `offset` is relative to the buffer handed to the parser; file readers
+/// rebase it to an absolute file offset and attach the path with [`Error::in_file`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub kind: ErrorKind,
+    pub offset: u64,
+    pub detail: String,
+    pub path: Option<PathBuf>,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(kind: ErrorKind, offset: u64, detail: impl Into<String>) -> Self {
+        Error { kind, offset, detail: detail.into(), path: None }
+    }
+
+    pub fn truncated(offset: u64, needed: u64, available: u64) -> Self {
+        Error::new(
+            ErrorKind::Truncated,
+            offset,
+            format!("needed {needed} bytes, {available} available"),
+        )
+    }
+
+    pub fn corrupt(offset: u64, detail: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Corrupt, offset, detail)
+    }
+
+    pub fn invalid_argument(detail: impl Into<String>) -> Self {
+        Error::new(ErrorKind::InvalidArgument, 0, detail)
+    }
+
+    pub fn io(path: &Path, offset: u64, err: &std::io::Error) -> Self {
+        Error::new(ErrorKind::Io, offset, err.to_string()).in_file(path)
+    }
+
+    /// Replaces the detail, keeping kind and offset (for context a low-level read lacks).
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = detail.into();
+        self
+    }
+
+    /// Shift a buffer-relative offset by `base` (where the buffer starts in its file).
+    pub fn at_base(mut self, base: u64) -> Self {
+        self.offset = self.offset.saturating_add(base);
+        self
+    }
+
+    /// Attach the file this error was found in (kept if already set).
+    pub fn in_file(mut self, path: &Path) -> Self {
+        if self.path.is_none() {
+            self.path = Some(path.to_path_buf());
+        }
+        self
+    }
+
+    /// The message without the location, for error columns that carry the offset separately.
+    pub fn message(&self) -> String {
+        format!("{}: {}", self.kind.as_str(), self.detail)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.path {
+            Some(p) => write!(f, "{}: {} at byte {} of {}", self.kind.as_str(), self.detail, self.offset, p.display()),
+            None => write!(f, "{}: {} at byte {}", self.kind.as_str(), self.detail, self.offset),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

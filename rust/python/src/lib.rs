@@ -1,0 +1,15 @@
+//! Python bindings for bkcodec-core. This crate knows Python, not byte layouts:
+//! it converts arguments, releases the GIL around core calls and maps errors.
+
+use pyo3::prelude::*;
+
+mod buffer;
+mod errors;
+mod checksum;
+
+#[pymodule]
+fn _bkcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::register(m)?;
+    checksum::register(m)?;
+    Ok(())
+}
