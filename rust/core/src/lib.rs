@@ -8,7 +8,9 @@ pub mod bytes;
 pub mod digest;
 pub mod entry;
 pub mod error;
+pub mod ledger_id;
 
 pub use digest::{DigestType, Digester};
 pub use entry::{Entry, EntryFormat, EntryHeader};
 pub use error::{Error, ErrorKind, Result};
+pub use ledger_id::LedgerId;
