@@ -8,6 +8,8 @@ pub mod bytes;
 pub mod digest;
 pub mod entry;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod ledger_id;
 
 pub use digest::{DigestType, Digester};
