@@ -396,7 +396,7 @@ mod tests {
 
     #[test]
     fn ordering_is_by_value() {
-        let mut ids = vec![LedgerId::new(-1, 0), LedgerId::new(0, -1), LedgerId::new(0, 1), LedgerId::new(1, i64::MIN)];
+        let mut ids = [LedgerId::new(-1, 0), LedgerId::new(0, -1), LedgerId::new(0, 1), LedgerId::new(1, i64::MIN)];
         ids.sort();
         let names: Vec<_> = ids.iter().map(|i| i.qualified_name()).collect();
         let mut sorted = names.clone();

@@ -61,6 +61,7 @@ impl LedgerId {
     }
 
     /// The same 128-bit value as a `uuid.UUID`.
+    #[allow(clippy::wrong_self_convention)] // pyo3 methods borrow their receiver
     fn to_uuid<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let kwargs = [("int", self.0.value())].into_py_dict(py)?;
         py.import("uuid")?.getattr("UUID")?.call((), Some(&kwargs))
