@@ -1,6 +1,10 @@
 import zlib
 
+import crc32c as crc32c_wheel
+import google_crc32c
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bkcodec
 
@@ -26,3 +30,64 @@ def test_crc32_matches_zlib_on_large_input():
 def test_rejects_non_buffers():
     with pytest.raises(TypeError):
         bkcodec.crc32c("text")  # type: ignore[arg-type]
+
+
+# Property tests against the reference wheels. Lengths reach past the sizes at
+# which the implementations switch paths (256 bytes, a few KiB).
+payloads = st.binary(max_size=6000)
+u32 = st.integers(min_value=0, max_value=2**32 - 1)
+
+
+@given(payloads)
+def test_crc32c_matches_both_wheels(data):
+    expected = crc32c_wheel.crc32c(data)
+    assert google_crc32c.value(data) == expected
+    assert bkcodec.crc32c(data) == expected
+
+
+@given(payloads, u32)
+def test_crc32c_resume_matches_wheel_resume(data, value):
+    assert bkcodec.crc32c(data, value) == crc32c_wheel.crc32c(data, value=value)
+    assert bkcodec.crc32c(data, value) == google_crc32c.extend(value, data)
+
+
+@given(payloads, u32)
+def test_crc32_matches_zlib(data, value):
+    assert bkcodec.crc32(data) == zlib.crc32(data)
+    assert bkcodec.crc32(data, value) == zlib.crc32(data, value)
+
+
+@given(payloads, st.data())
+def test_resume_at_any_split(data, draw):
+    split = draw.draw(st.integers(min_value=0, max_value=len(data)))
+    head, tail = data[:split], data[split:]
+    assert bkcodec.crc32c(tail, bkcodec.crc32c(head)) == bkcodec.crc32c(data)
+    assert bkcodec.crc32(tail, bkcodec.crc32(head)) == bkcodec.crc32(data)
+
+
+@settings(max_examples=30)
+@given(st.binary(min_size=1, max_size=600), st.integers(min_value=0, max_value=63))
+def test_buffer_kinds_and_offsets_agree(data, offset):
+    # A slice of a memoryview starts at any alignment; bytes take a separate path.
+    backing = bytearray(offset) + bytearray(data)
+    view = memoryview(backing)[offset:]
+    expected_c, expected = crc32c_wheel.crc32c(data), zlib.crc32(data)
+    for buf in (data, bytearray(data), view):
+        assert bkcodec.crc32c(buf) == expected_c
+        assert bkcodec.crc32(buf) == expected
+
+
+def test_large_inputs_release_the_gil_and_stay_exact():
+    data = bytes(range(256)) * (3 * 1024) + b"tail"  # over the 64 KiB threshold
+    assert bkcodec.crc32c(data) == crc32c_wheel.crc32c(data)
+    assert bkcodec.crc32c(memoryview(data)) == crc32c_wheel.crc32c(data)
+    assert bkcodec.crc32(data, 12345) == zlib.crc32(data, 12345)
+
+
+def test_rejects_bad_values_and_layouts():
+    with pytest.raises(OverflowError):
+        bkcodec.crc32c(b"x", 2**32)
+    with pytest.raises(OverflowError):
+        bkcodec.crc32(b"x", -1)
+    with pytest.raises(TypeError):
+        bkcodec.crc32c(memoryview(b"abcdef")[::2])

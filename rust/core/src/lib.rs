@@ -8,7 +8,11 @@ pub mod bytes;
 pub mod digest;
 pub mod entry;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
+pub mod ledger_id;
 
 pub use digest::{DigestType, Digester};
 pub use entry::{Entry, EntryFormat, EntryHeader};
 pub use error::{Error, ErrorKind, Result};
+pub use ledger_id::LedgerId;

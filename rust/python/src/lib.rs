@@ -6,10 +6,12 @@ use pyo3::prelude::*;
 mod buffer;
 mod errors;
 mod checksum;
+mod ledger_id;
 
 #[pymodule]
 fn _bkcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     checksum::register(m)?;
+    ledger_id::register(m)?;
     Ok(())
 }
