@@ -149,12 +149,23 @@ impl<'a> Entry<'a> {
             ));
         }
         if !self.digest_matches(digester) {
-            return Err(Error::new(
-                ErrorKind::DigestMismatch,
-                self.header.format.header_len() as u64,
-                format!("stored {} digest does not match the entry", self.digest_type),
-            ));
+            return Err(self.digest_mismatch());
         }
+        self.check_ids(ledger_id, entry_id)
+    }
+
+    /// The error for a stored digest that does not match; the offset is the digest's.
+    pub fn digest_mismatch(&self) -> Error {
+        Error::new(
+            ErrorKind::DigestMismatch,
+            self.header.format.header_len() as u64,
+            format!("stored {} digest does not match the entry", self.digest_type),
+        )
+    }
+
+    /// The id half of BookKeeper's verification: ledger id, then entry id, each
+    /// checked only when the caller gives one.
+    pub fn check_ids(&self, ledger_id: Option<i64>, entry_id: Option<i64>) -> Result<()> {
         let id_offset = (self.header.format.header_len() - V1_HEADER_LEN) as u64;
         if let Some(expected) = ledger_id {
             if expected != self.header.ledger_id {
