@@ -73,8 +73,18 @@ pub struct ResolvedEntry<'a> {
 }
 
 impl ResolvedEntry<'_> {
+    /// Whether [`check`](Self::check) would pass, without building an error.
+    #[inline(always)]
+    pub fn passes(&self, checks: EntryChecks) -> bool {
+        let h = &self.entry.header;
+        self.digest_ok != Some(false)
+            && checks.ledger_id.is_none_or(|l| l == h.ledger_id)
+            && checks.entry_id.is_none_or(|e| e == h.entry_id)
+    }
+
     /// The rest of BookKeeper's verification once framing (the length check) has
     /// passed: digest, then ledger id, then entry id, ids checked only when given.
+    #[inline]
     pub fn check(&self, ledger_id: Option<i64>, entry_id: Option<i64>) -> Result<()> {
         if self.digest_ok == Some(false) {
             return Err(self.entry.digest_mismatch());
@@ -136,22 +146,35 @@ impl DigestResolver {
     pub fn resolve<'a>(&mut self, bytes: &'a [u8], verify: bool) -> Result<ResolvedEntry<'a>> {
         let digest_type = match self.policy {
             DigestPolicy::Fixed(dt) => Some(dt),
-            DigestPolicy::Auto => {
-                let (header, declared) = parse_header(bytes)?;
-                match declared {
+            DigestPolicy::Auto => match v1_ledger_id(bytes) {
+                Some(ledger_id) => match self.remembered(ledger_id) {
                     Some(dt) => Some(dt),
-                    None => self.remembered(header.ledger_id),
-                }
-            }
+                    None => return self.infer(bytes),
+                },
+                // V2 names its own type; anything else is for framing to report.
+                None => None,
+            },
         };
-        match digest_type {
-            Some(dt) => {
-                let entry = decode_entry(bytes, Some(dt))?;
-                let digest_ok = verify.then(|| entry.digest_matches(self.digester(dt)));
-                Ok(ResolvedEntry { entry, digest_ok })
-            }
-            None => self.infer(bytes),
-        }
+        let entry = Entry::frame(bytes, digest_type).ok_or_else(|| framing_error(bytes, digest_type))?;
+        let digest_ok = verify.then(|| entry.digest_matches(self.digester(entry.digest_type)));
+        Ok(ResolvedEntry { entry, digest_ok })
+    }
+
+    /// [`resolve`](Self::resolve) for the common case, building no error: `None`
+    /// when framing fails or the entry's ledger still needs its type inferred, and
+    /// `resolve` then does the work and says why.
+    #[inline(always)]
+    pub fn try_resolve<'a>(&mut self, bytes: &'a [u8], verify: bool) -> Option<ResolvedEntry<'a>> {
+        let digest_type = match self.policy {
+            DigestPolicy::Fixed(dt) => Some(dt),
+            DigestPolicy::Auto => match v1_ledger_id(bytes) {
+                Some(ledger_id) => Some(self.remembered(ledger_id)?),
+                None => None,
+            },
+        };
+        let entry = Entry::frame(bytes, digest_type)?;
+        let digest_ok = verify.then(|| entry.digest_matches(self.digester(entry.digest_type)));
+        Some(ResolvedEntry { entry, digest_ok })
     }
 
     #[inline]
@@ -169,6 +192,8 @@ impl DigestResolver {
     /// First V1 entry of a ledger under `Auto`: the first candidate that verifies wins
     /// and is remembered.
     fn infer<'a>(&mut self, bytes: &'a [u8]) -> Result<ResolvedEntry<'a>> {
+        // Shorter than the header is truncation whatever the type.
+        parse_header(bytes)?;
         let candidates: &[DigestType] = if self.infer_hmac {
             &[DigestType::Crc32c, DigestType::Crc32, DigestType::Hmac]
         } else {
@@ -194,6 +219,23 @@ impl DigestResolver {
                 if self.infer_hmac { "" } else { "; give the password to try hmac" }
             ),
         ))
+    }
+}
+
+/// The ledger id of a V1 entry, when its first 8 bytes are there.
+#[inline(always)]
+fn v1_ledger_id(bytes: &[u8]) -> Option<i64> {
+    let head: [u8; 8] = bytes.get(..8)?.try_into().ok()?;
+    (EntryFormat::detect(head[0]) == EntryFormat::V1).then(|| i64::from_be_bytes(head))
+}
+
+/// Why [`Entry::frame`] refused `bytes`, from the erroring decoder (cold path).
+#[cold]
+#[inline(never)]
+fn framing_error(bytes: &[u8], digest_type: Option<DigestType>) -> Error {
+    match decode_entry(bytes, digest_type) {
+        Err(e) => e,
+        Ok(_) => Error::corrupt(0, "entry refused by the fast framing path only"),
     }
 }
 
@@ -302,6 +344,7 @@ mod tests {
         let mut r = DigestResolver::new(DigestPolicy::Auto, b"");
         for (bytes, kind) in [
             (vec![], ErrorKind::Truncated),
+            (vec![0u8; 7], ErrorKind::Truncated),
             (vec![0u8; 31], ErrorKind::Truncated),
             (vec![0x90u8; 60], ErrorKind::UnsupportedVersion),
             (vec![0xA7u8; 60], ErrorKind::Corrupt),

@@ -6,10 +6,19 @@ use pyo3::prelude::*;
 mod buffer;
 mod errors;
 mod checksum;
+mod args;
+mod entries;
+mod entry;
+mod keys;
+mod lac;
 
 #[pymodule]
 fn _bkcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     checksum::register(m)?;
+    entry::register(m)?;
+    entries::register(m)?;
+    lac::register(m)?;
+    keys::register(m)?;
     Ok(())
 }

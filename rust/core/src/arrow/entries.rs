@@ -13,11 +13,13 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{BooleanBuilder, Int64Builder, Int8Builder, StringBuilder};
+use arrow_array::builder::{BooleanBuilder, StringBuilder};
+use arrow_array::types::{Int64Type, Int8Type};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_buffer::Buffer;
 use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
 
+use super::column::PrimitiveColumn;
 use super::payload::{PayloadColumnBuilder, PayloadMode};
 use crate::bytes::i64_at;
 use crate::digest::DigestType;
@@ -86,12 +88,12 @@ impl EntryBatchOptions {
 /// Accumulates decoded entries (and error rows) into Arrow columns.
 pub struct EntryBatchBuilder {
     options: EntryBatchOptions,
-    format_version: Int8Builder,
-    scope_id: Int64Builder,
-    ledger_id: Int64Builder,
-    entry_id: Int64Builder,
-    last_add_confirmed: Int64Builder,
-    length: Int64Builder,
+    format_version: PrimitiveColumn<Int8Type>,
+    scope_id: PrimitiveColumn<Int64Type>,
+    ledger_id: PrimitiveColumn<Int64Type>,
+    entry_id: PrimitiveColumn<Int64Type>,
+    last_add_confirmed: PrimitiveColumn<Int64Type>,
+    length: PrimitiveColumn<Int64Type>,
     digest_type: StringBuilder,
     digest_ok: BooleanBuilder,
     payload: PayloadColumnBuilder,
@@ -109,12 +111,12 @@ impl EntryBatchBuilder {
     pub fn new(options: EntryBatchOptions, rows: usize, payload_bytes: usize) -> Self {
         EntryBatchBuilder {
             options,
-            format_version: Int8Builder::with_capacity(rows),
-            scope_id: Int64Builder::with_capacity(rows),
-            ledger_id: Int64Builder::with_capacity(rows),
-            entry_id: Int64Builder::with_capacity(rows),
-            last_add_confirmed: Int64Builder::with_capacity(rows),
-            length: Int64Builder::with_capacity(rows),
+            format_version: PrimitiveColumn::with_capacity(rows),
+            scope_id: PrimitiveColumn::with_capacity(rows),
+            ledger_id: PrimitiveColumn::with_capacity(rows),
+            entry_id: PrimitiveColumn::with_capacity(rows),
+            last_add_confirmed: PrimitiveColumn::with_capacity(rows),
+            length: PrimitiveColumn::with_capacity(rows),
             digest_type: StringBuilder::with_capacity(rows, rows * DIGEST_NAME_LEN),
             digest_ok: BooleanBuilder::with_capacity(rows),
             payload: PayloadColumnBuilder::new(options.payload, rows, payload_bytes),
@@ -149,6 +151,19 @@ impl EntryBatchBuilder {
     /// `Flag` is a full `binary` payload column.
     #[inline]
     pub fn decode_append(&mut self, resolver: &mut DigestResolver, bytes: &[u8], checks: EntryChecks) -> Result<()> {
+        // The common case builds no error and keeps the entry in registers.
+        if let Some(resolved) = resolver.try_resolve(bytes, checks.digest) {
+            if resolved.passes(checks) {
+                return self.append_entry(&resolved, None);
+            }
+        }
+        self.decode_append_bad(resolver, bytes, checks)
+    }
+
+    /// The slow path of [`decode_append`](Self::decode_append): entries that fail,
+    /// or that need their ledger's digest type inferred first.
+    #[inline(never)]
+    fn decode_append_bad(&mut self, resolver: &mut DigestResolver, bytes: &[u8], checks: EntryChecks) -> Result<()> {
         match resolver.resolve(bytes, checks.digest) {
             Ok(resolved) => match resolved.check(checks.ledger_id, checks.entry_id) {
                 Ok(()) => self.append_entry(&resolved, None),
@@ -170,12 +185,12 @@ impl EntryBatchBuilder {
         let entry = &resolved.entry;
         self.payload.append(entry.payload())?;
         let h = &entry.header;
-        self.format_version.append_value(h.format.number() as i8);
-        self.scope_id.append_value(h.scope_id);
-        self.ledger_id.append_value(h.ledger_id);
-        self.entry_id.append_value(h.entry_id);
-        self.last_add_confirmed.append_value(h.last_add_confirmed);
-        self.length.append_value(h.length);
+        self.format_version.push(h.format.number() as i8);
+        self.scope_id.push(h.scope_id);
+        self.ledger_id.push(h.ledger_id);
+        self.entry_id.push(h.entry_id);
+        self.last_add_confirmed.push(h.last_add_confirmed);
+        self.length.push(h.length);
         self.digest_type.append_value(entry.digest_type.name());
         self.digest_ok.append_option(resolved.digest_ok);
         self.append_error_text(error);
@@ -199,17 +214,17 @@ impl EntryBatchBuilder {
             },
         };
         let field = |i: usize| format.and_then(|_| i64_at(bytes, field_start + 8 * i).ok());
-        self.format_version.append_option(format.map(|f| f.number() as i8));
-        self.scope_id.append_option(match format {
+        self.format_version.push_option(format.map(|f| f.number() as i8));
+        self.scope_id.push_option(match format {
             Some(EntryFormat::V1) => Some(0),
             Some(EntryFormat::V2) => i64_at(bytes, 1).ok(),
             None => None,
         });
         let base = usize::from(format == Some(EntryFormat::V2));
-        self.ledger_id.append_option(field(base));
-        self.entry_id.append_option(field(base + 1));
-        self.last_add_confirmed.append_option(field(base + 2));
-        self.length.append_option(field(base + 3));
+        self.ledger_id.push_option(field(base));
+        self.entry_id.push_option(field(base + 1));
+        self.last_add_confirmed.push_option(field(base + 2));
+        self.length.push_option(field(base + 3));
         let digest_type = declared.or(if format == Some(EntryFormat::V1) { digest_type } else { None });
         self.digest_type.append_option(digest_type.map(DigestType::name));
         self.digest_ok.append_option((error.kind == ErrorKind::DigestMismatch).then_some(false));
@@ -220,12 +235,12 @@ impl EntryBatchBuilder {
 
     /// Appends a row of nulls (a null in the input, say); its error is null too.
     pub fn append_null(&mut self) {
-        self.format_version.append_null();
-        self.scope_id.append_null();
-        self.ledger_id.append_null();
-        self.entry_id.append_null();
-        self.last_add_confirmed.append_null();
-        self.length.append_null();
+        self.format_version.push_null();
+        self.scope_id.push_null();
+        self.ledger_id.push_null();
+        self.entry_id.push_null();
+        self.last_add_confirmed.push_null();
+        self.length.push_null();
         self.digest_type.append_null();
         self.digest_ok.append_null();
         self.payload.append_null();

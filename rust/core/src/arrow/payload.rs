@@ -180,6 +180,19 @@ impl ViewColumnBuilder {
     /// Buffer index and offset for a payload longer than the inline limit.
     #[inline]
     fn place(&mut self, payload: &[u8]) -> (u32, u32) {
+        // Usually the payload sits in the window the previous one used.
+        if let Some(source) = self.sources.get(self.last_source) {
+            if let (Some(offset), Some(w)) = (offset_within(&source.buffer, payload), source.window) {
+                if offset >= w.start && offset + payload.len() <= w.start + w.len {
+                    return (w.index, (offset - w.start) as u32);
+                }
+            }
+        }
+        self.place_searching(payload)
+    }
+
+    #[inline(never)]
+    fn place_searching(&mut self, payload: &[u8]) -> (u32, u32) {
         let n = self.sources.len();
         for k in 0..n {
             let i = (self.last_source + k) % n;
