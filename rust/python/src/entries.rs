@@ -78,7 +78,7 @@ impl EntriesInput {
 /// Decodes many entries into a `pyarrow.RecordBatch`, one row per input value
 /// (a null input is a null row).
 #[pyfunction]
-#[pyo3(signature = (entries, *, digest_type = None, password = Password::default(), verify = true, payload = "binary", on_error = "raise"))]
+#[pyo3(signature = (entries, *, digest_type = None, password = Password::default(), verify = true, payload = "binary", on_error = "raise"), text_signature = "(entries, *, digest_type=None, password=b'', verify=True, payload='binary', on_error='raise')")]
 fn decode_entries<'py>(
     py: Python<'py>,
     entries: &Bound<'py, PyAny>,

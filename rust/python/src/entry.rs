@@ -145,7 +145,7 @@ pub fn byte_view<'py>(data: &Bound<'py, PyAny>, start: usize, end: usize) -> PyR
 /// Decodes one entry (V1 or V2) and, unless `verify` is false, checks it the way
 /// BookKeeper does: length, digest, ledger id, entry id.
 #[pyfunction]
-#[pyo3(signature = (data, *, digest_type = None, password = Password::default(), ledger_id = None, entry_id = None, verify = true))]
+#[pyo3(signature = (data, *, digest_type = None, password = Password::default(), ledger_id = None, entry_id = None, verify = true), text_signature = "(data, *, digest_type=None, password=b'', ledger_id=None, entry_id=None, verify=True)")]
 fn decode_entry(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
@@ -175,7 +175,7 @@ fn decode_entry(
 /// format writes V1, byte-identical to BookKeeper; a non-zero scope, or
 /// `format_version=2`, writes V2.
 #[pyfunction]
-#[pyo3(signature = (ledger_id, entry_id, last_add_confirmed, length, payload, *, digest_type = "crc32c", password = Password::default(), scope_id = 0, format_version = None))]
+#[pyo3(signature = (ledger_id, entry_id, last_add_confirmed, length, payload, *, digest_type = "crc32c", password = Password::default(), scope_id = 0, format_version = None), text_signature = "(ledger_id, entry_id, last_add_confirmed, length, payload, *, digest_type='crc32c', password=b'', scope_id=0, format_version=None)")]
 #[allow(clippy::too_many_arguments)]
 fn encode_entry<'py>(
     py: Python<'py>,

@@ -74,7 +74,7 @@ impl PyExplicitLac {
 /// Decodes an explicit-LAC blob and, unless `verify` is false, checks it as
 /// BookKeeper's `verifyDigestAndReturnLac` does: length, digest, ledger id.
 #[pyfunction]
-#[pyo3(signature = (data, *, digest_type, password = Password::default(), ledger_id = None, verify = true))]
+#[pyo3(signature = (data, *, digest_type, password = Password::default(), ledger_id = None, verify = true), text_signature = "(data, *, digest_type, password=b'', ledger_id=None, verify=True)")]
 fn decode_lac(
     py: Python<'_>,
     data: BytesInput,
@@ -96,7 +96,7 @@ fn decode_lac(
 
 /// Packages an explicit LAC as `computeDigestAndPackageForSendingLac` does.
 #[pyfunction]
-#[pyo3(signature = (ledger_id, lac, *, digest_type = "crc32c", password = Password::default()))]
+#[pyo3(signature = (ledger_id, lac, *, digest_type = "crc32c", password = Password::default()), text_signature = "(ledger_id, lac, *, digest_type='crc32c', password=b'')")]
 fn encode_lac<'py>(
     py: Python<'py>,
     ledger_id: i64,
