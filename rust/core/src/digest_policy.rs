@@ -106,8 +106,19 @@ pub struct DigestResolver {
     /// HMAC is a candidate for inference only when a password was given.
     infer_hmac: bool,
     inferred: HashMap<i64, DigestType>,
-    /// The last ledger looked up, so runs of one ledger skip the hash map.
-    last_inferred: Option<(i64, DigestType)>,
+    /// A direct-mapped cache in front of `inferred` (entry logs interleave a few
+    /// ledgers; hashing each lookup with SipHash would cost as much as the CRC).
+    /// Empty until the first inference; a slot with a negative id is vacant, since
+    /// V1 ledger ids never are.
+    recent: Vec<(i64, DigestType)>,
+}
+
+const RECENT_SLOTS: usize = 256;
+
+/// Fibonacci hashing of the ledger id onto a cache slot.
+#[inline(always)]
+fn recent_slot(ledger_id: i64) -> usize {
+    ((ledger_id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize
 }
 
 impl DigestResolver {
@@ -118,7 +129,7 @@ impl DigestResolver {
             digesters: DigestType::ALL.map(|dt| Digester::new(dt, password)),
             infer_hmac: !password.is_empty(),
             inferred: HashMap::new(),
-            last_inferred: None,
+            recent: Vec::new(),
         }
     }
 
@@ -179,14 +190,22 @@ impl DigestResolver {
 
     #[inline]
     fn remembered(&mut self, ledger_id: i64) -> Option<DigestType> {
-        match self.last_inferred {
-            Some((lid, dt)) if lid == ledger_id => Some(dt),
+        match self.recent.get(recent_slot(ledger_id)) {
+            Some(&(lid, dt)) if lid == ledger_id => Some(dt),
             _ => {
                 let dt = self.inferred.get(&ledger_id).copied()?;
-                self.last_inferred = Some((ledger_id, dt));
+                self.recent[recent_slot(ledger_id)] = (ledger_id, dt);
                 Some(dt)
             }
         }
+    }
+
+    fn remember(&mut self, ledger_id: i64, dt: DigestType) {
+        self.inferred.insert(ledger_id, dt);
+        if self.recent.is_empty() {
+            self.recent = vec![(-1, DigestType::Dummy); RECENT_SLOTS];
+        }
+        self.recent[recent_slot(ledger_id)] = (ledger_id, dt);
     }
 
     /// First V1 entry of a ledger under `Auto`: the first candidate that verifies wins
@@ -204,8 +223,7 @@ impl DigestResolver {
             if let Ok(entry) = decode_entry(bytes, Some(dt)) {
                 if entry.digest_matches(self.digester(dt)) {
                     debug_assert_eq!(entry.header.format, EntryFormat::V1);
-                    self.inferred.insert(entry.header.ledger_id, dt);
-                    self.last_inferred = Some((entry.header.ledger_id, dt));
+                    self.remember(entry.header.ledger_id, dt);
                     return Ok(ResolvedEntry { entry, digest_ok: Some(true) });
                 }
             }
@@ -321,6 +339,27 @@ mod tests {
         assert_eq!(auto.inferred_type(-7), None, "V2 types are declared, not inferred");
         let mut fixed = DigestResolver::new(DigestPolicy::Fixed(DigestType::Crc32c), b"");
         assert_eq!(fixed.resolve(&bytes, true).unwrap_err().kind, ErrorKind::DigestTypeMismatch);
+    }
+
+    #[test]
+    fn many_interleaved_ledgers_are_remembered_past_the_cache() {
+        let mut r = DigestResolver::new(DigestPolicy::Auto, b"");
+        let types = [DigestType::Crc32c, DigestType::Crc32];
+        // More ledgers than cache slots, so some lookups go to the map.
+        for round in 0..2 {
+            for ledger in 0..600i64 {
+                let dt = types[(ledger % 2) as usize];
+                let bytes = entry(dt, b"", ledger, round, b"x");
+                let got = r.resolve(&bytes, true).unwrap();
+                assert_eq!((got.entry.digest_type, got.digest_ok), (dt, Some(true)), "ledger {ledger}");
+            }
+        }
+        // A later CRC32 entry of a CRC32C ledger is checked as CRC32C whichever path found it.
+        for ledger in (0..600i64).step_by(2) {
+            let bytes = entry(DigestType::Crc32, b"", ledger, 9, b"y");
+            let got = r.resolve(&bytes, true).unwrap();
+            assert_eq!((got.entry.digest_type, got.digest_ok), (DigestType::Crc32c, Some(false)));
+        }
     }
 
     #[test]

@@ -3,7 +3,9 @@
 
 use arrow_array::ArrayRef;
 use arrow_schema::DataType;
-use bkcodec_core::arrow::{append_entries, append_entry_array, EntryBatchBuilder, EntryBatchOptions, OnError, PayloadMode};
+use bkcodec_core::arrow::{
+    append_entries, append_entry_array, entry_bytes, EntryBatchBuilder, EntryBatchOptions, OnError, PayloadMode,
+};
 use bkcodec_core::{DigestResolver, EntryChecks};
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
@@ -69,14 +71,25 @@ impl EntriesInput {
     /// Total entry bytes: an upper bound for the copied payloads.
     fn bytes(&self) -> usize {
         match self {
-            EntriesInput::Arrow(chunks) => chunks.iter().map(|c| c.get_buffer_memory_size()).sum(),
+            EntriesInput::Arrow(chunks) => chunks.iter().map(|c| entry_bytes(c.as_ref())).sum(),
             EntriesInput::Buffers(b) => b.iter().flatten().map(|x| x.as_slice().len()).sum(),
         }
     }
 }
 
-/// Decodes many entries into a `pyarrow.RecordBatch`, one row per input value
-/// (a null input is a null row).
+/// Decodes many entries into a `pyarrow.RecordBatch`, one row per input value.
+///
+/// `entries` is an Arrow binary, large_binary or binary_view array or chunked array
+/// (anything with `__arrow_c_array__` or `__arrow_c_stream__`), or a sequence of
+/// bytes-like objects; a null (or `None`) is a null row. Columns: `format_version`,
+/// `scope_id`, `ledger_id`, `entry_id`, `last_add_confirmed`, `length`, `digest_type`,
+/// `digest_ok`, then `payload` (`"binary"`: copied; `"binary_view"`: views into the
+/// input's Arrow buffers, or one copy for a Python sequence; `"none"`: no column),
+/// then `error` when `on_error="flag"`. `on_error="raise"` raises the first bad
+/// entry's error (its `.offset` is within the entry; the message names its index);
+/// `"flag"` keeps going and describes each bad entry in `error`, with ids null where
+/// its bytes did not hold them. `digest_type=None` names V2 entries' types from their
+/// flags and infers V1 entries' per ledger. The GIL is released while decoding.
 #[pyfunction]
 #[pyo3(signature = (entries, *, digest_type = None, password = Password::default(), verify = true, payload = "binary", on_error = "raise"), text_signature = "(entries, *, digest_type=None, password=b'', verify=True, payload='binary', on_error='raise')")]
 fn decode_entries<'py>(

@@ -61,6 +61,25 @@ pub fn append_entry_array(
     }
 }
 
+/// Bytes held by the values of a `binary`, `large_binary` or `binary_view` array
+/// (only the slice in use, nulls counting nothing): a capacity hint for copied
+/// payloads. 0 for other types.
+pub fn entry_bytes(array: &dyn Array) -> usize {
+    match array.data_type() {
+        DataType::Binary => {
+            let o = array.as_binary::<i32>().value_offsets();
+            (o[o.len() - 1] - o[0]) as usize
+        }
+        DataType::LargeBinary => {
+            let o = array.as_binary::<i64>().value_offsets();
+            (o[o.len() - 1] - o[0]) as usize
+        }
+        // The low 32 bits of a view are the value's length.
+        DataType::BinaryView => array.as_binary_view().views().iter().map(|v| *v as u32 as usize).sum(),
+        _ => 0,
+    }
+}
+
 /// Names the input item an error came from, keeping its kind and offset.
 fn numbered(e: Error, index: usize) -> Error {
     let detail = format!("entry {index}: {}", e.detail);
@@ -81,7 +100,7 @@ mod tests {
     fn entries() -> Vec<Option<Vec<u8>>> {
         let d = Digester::new(DigestType::Crc32, b"");
         let mut v: Vec<Option<Vec<u8>>> = (0..5)
-            .map(|i| Some(encode_entry(&EntryHeader::new(0, 2, i, i - 1, 0), &vec![b'p'; 20], &d).unwrap()))
+            .map(|i| Some(encode_entry(&EntryHeader::new(0, 2, i, i - 1, 0), &[b'p'; 20], &d).unwrap()))
             .collect();
         v[2] = None;
         v
@@ -134,6 +153,17 @@ mod tests {
         let flagged = decode(&BinaryArray::from(refs), PayloadMode::None, OnError::Flag).unwrap();
         assert_eq!(flagged.num_rows(), 5);
         assert_eq!(flagged.column_by_name("error").unwrap().null_count(), 4);
+    }
+
+    #[test]
+    fn entry_bytes_counts_the_slice_in_use() {
+        let values: Vec<&[u8]> = vec![b"abc", b"", b"0123456789abcdef"];
+        let binary = BinaryArray::from(values.clone());
+        assert_eq!(entry_bytes(&binary), 19);
+        assert_eq!(entry_bytes(&binary.slice(1, 2)), 16);
+        assert_eq!(entry_bytes(&LargeBinaryArray::from(values.clone()).slice(0, 1)), 3);
+        assert_eq!(entry_bytes(&BinaryViewArray::from(values)), 19);
+        assert_eq!(entry_bytes(&Int32Array::from(vec![1])), 0);
     }
 
     #[test]

@@ -453,7 +453,7 @@ mod tests {
             )
             .unwrap();
         let opts = b.options();
-        assert_eq!(batch.schema(), opts.schema_with(&[offset.clone()], &[size.clone()]));
+        assert_eq!(batch.schema(), opts.schema_with(std::slice::from_ref(&offset), std::slice::from_ref(&size)));
         assert_eq!(batch.schema().field(0).name(), "offset");
         assert_eq!(batch.schema().fields().last().unwrap().name(), "record_size");
         // A column of the wrong length is refused, not a panic.

@@ -6,6 +6,6 @@ pub mod entries;
 pub mod payload;
 
 pub use column::PrimitiveColumn;
-pub use decode::{append_entries, append_entry_array};
+pub use decode::{append_entries, append_entry_array, entry_bytes};
 pub use entries::{EntryBatchBuilder, EntryBatchOptions, OnError};
 pub use payload::PayloadMode;
