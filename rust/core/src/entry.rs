@@ -482,6 +482,37 @@ mod tests {
         }
     }
 
+    /// `Entry::frame` is `decode_entry` without the error: same answer on any bytes.
+    #[test]
+    fn frame_agrees_with_decode_entry() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let types = [None, Some(DigestType::Crc32), Some(DigestType::Hmac), Some(DigestType::Crc32c), Some(DigestType::Dummy)];
+        for first in 0..=255u8 {
+            for len in [0usize, 1, 8, 31, 32, 35, 36, 40, 41, 44, 45, 49, 52, 60, 61, 70] {
+                let mut bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+                if let Some(b) = bytes.first_mut() {
+                    *b = first;
+                }
+                for dt in types {
+                    let framed = Entry::frame(&bytes, dt);
+                    match decode_entry(&bytes, dt) {
+                        Ok(e) => {
+                            let f = framed.expect("frame refused what decode_entry accepts");
+                            assert_eq!((f.header, f.digest_type, f.payload()), (e.header, e.digest_type, e.payload()));
+                        }
+                        Err(_) => assert!(framed.is_none(), "first {first:#x} len {len} {dt:?}"),
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn lac_vectors() {
         let cases = [

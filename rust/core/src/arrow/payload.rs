@@ -138,6 +138,8 @@ pub(crate) struct ViewColumnBuilder {
     last_source: usize,
     owned: Vec<u8>,
     owned_index: Option<u32>,
+    /// Largest data buffer to publish: [`MAX_ARROW_I32`] (smaller in tests).
+    buffer_limit: usize,
 }
 
 impl ViewColumnBuilder {
@@ -150,6 +152,7 @@ impl ViewColumnBuilder {
             last_source: 0,
             owned: Vec::new(),
             owned_index: None,
+            buffer_limit: MAX_ARROW_I32,
         }
     }
 
@@ -212,10 +215,10 @@ impl ViewColumnBuilder {
         }
         // Publish a new window: the whole buffer when it fits, else a slice from here.
         let buffer = &self.sources[source].buffer;
-        let (start, window_len) = if buffer.len() <= MAX_ARROW_I32 {
+        let (start, window_len) = if buffer.len() <= self.buffer_limit {
             (0, buffer.len())
         } else {
-            (offset, (buffer.len() - offset).min(MAX_ARROW_I32))
+            (offset, (buffer.len() - offset).min(self.buffer_limit))
         };
         if len > window_len - (offset - start) {
             // A single payload over 2 GiB cannot be a view; copying it cannot help either.
@@ -228,10 +231,10 @@ impl ViewColumnBuilder {
     }
 
     fn copy_into_owned(&mut self, payload: &[u8]) -> (u32, u32) {
-        if self.owned.len() + payload.len() > MAX_ARROW_I32 {
+        if self.owned.len() + payload.len() > self.buffer_limit {
             self.seal_owned();
         }
-        if payload.len() > MAX_ARROW_I32 {
+        if payload.len() > self.buffer_limit {
             return self.push_dedicated(Buffer::from_slice_ref(payload));
         }
         let index = match self.owned_index {
@@ -328,6 +331,37 @@ mod tests {
             let arr = b.finish().unwrap().unwrap();
             assert_eq!(arr.len(), 1);
         }
+    }
+
+    /// Buffers past the limit are published as windows, and owned blocks are sealed
+    /// at it; a payload larger than the limit gets a buffer of its own.
+    #[test]
+    fn windows_and_owned_blocks_respect_the_buffer_limit() {
+        let source = Buffer::from_vec((0..1000u32).map(|i| (i % 251) as u8).collect::<Vec<_>>());
+        let mut v = ViewColumnBuilder::with_capacity(0);
+        v.buffer_limit = 64;
+        v.set_sources(std::slice::from_ref(&source));
+        let ranges = [(10, 30), (20, 40), (500, 560), (15, 25), (900, 1000), (0, 13), (600, 700)];
+        for &(a, b) in &ranges {
+            v.append(&source.as_slice()[a..b]);
+        }
+        let strays: Vec<Vec<u8>> = (0..5).map(|i| vec![i as u8; 20 + i * 10]).collect();
+        for s in &strays {
+            v.append(s);
+        }
+        let arr = v.finish().unwrap();
+        for (i, &(a, b)) in ranges.iter().enumerate() {
+            assert_eq!(arr.value(i), &source.as_slice()[a..b], "range {i}");
+        }
+        for (i, s) in strays.iter().enumerate() {
+            assert_eq!(arr.value(ranges.len() + i), &s[..]);
+        }
+        // Only the two oversized payloads (100 bytes each) have buffers over the limit.
+        let over: Vec<usize> = arr.data_buffers().iter().map(|b| b.len()).filter(|&n| n > 64).collect();
+        assert_eq!(over, [100, 100]);
+        // Windows share the source's memory.
+        let base = source.as_ptr() as usize..source.as_ptr() as usize + source.len();
+        assert!(arr.data_buffers().iter().filter(|b| base.contains(&(b.as_ptr() as usize))).count() >= 3);
     }
 
     #[test]
