@@ -16,6 +16,17 @@ from bkcodec._bkcodec import (
     crc32,
     crc32c,
 )
+from bkcodec._bkcodec import (
+    Entry,
+    ExplicitLac,
+    decode_entries,
+    decode_entry,
+    decode_lac,
+    encode_entry,
+    encode_lac,
+    mac_key,
+    master_key,
+)
 
 __all__ = [
     "BookKeeperFormatError",
@@ -28,4 +39,14 @@ __all__ = [
     "UnsupportedVersionError",
     "crc32",
     "crc32c",
+    # entries
+    "Entry",
+    "ExplicitLac",
+    "decode_entries",
+    "decode_entry",
+    "decode_lac",
+    "encode_entry",
+    "encode_lac",
+    "mac_key",
+    "master_key",
 ]

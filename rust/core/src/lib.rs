@@ -4,8 +4,10 @@
 //! caller's bytes, checks every bound, and reports damage as an [`Error`] that names
 //! its kind and byte offset.
 
+pub mod arrow;
 pub mod bytes;
 pub mod digest;
+pub mod digest_policy;
 pub mod entry;
 pub mod error;
 #[doc(hidden)]
@@ -13,6 +15,7 @@ pub mod fuzzing;
 pub mod ledger_id;
 
 pub use digest::{DigestType, Digester};
+pub use digest_policy::{DigestPolicy, DigestResolver, EntryChecks, ResolvedEntry};
 pub use entry::{Entry, EntryFormat, EntryHeader};
 pub use error::{Error, ErrorKind, Result};
 pub use ledger_id::LedgerId;

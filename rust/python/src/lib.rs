@@ -7,11 +7,20 @@ mod buffer;
 mod errors;
 mod checksum;
 mod ledger_id;
+mod args;
+mod entries;
+mod entry;
+mod keys;
+mod lac;
 
 #[pymodule]
 fn _bkcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     checksum::register(m)?;
     ledger_id::register(m)?;
+    entry::register(m)?;
+    entries::register(m)?;
+    lac::register(m)?;
+    keys::register(m)?;
     Ok(())
 }

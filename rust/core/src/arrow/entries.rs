@@ -1,0 +1,464 @@
+//! Decoded entries as Arrow rows.
+//!
+//! [`EntryBatchBuilder`] owns the entry columns, in this order: `format_version`
+//! int8, `scope_id`, `ledger_id`, `entry_id`, `last_add_confirmed`, `length` int64,
+//! `digest_type` string, `digest_ok` bool, `payload` (binary, binary_view or absent)
+//! and, when bad entries are flagged rather than raised, `error` string. File
+//! readers put their own columns (`log_id`, `offset`, ...) before or after these:
+//! they build those arrays row for row alongside and hand them to
+//! [`EntryBatchBuilder::finish_with`].
+//!
+//! Appending a good entry allocates nothing beyond the builders' amortised growth;
+//! only bad rows format an error string.
+
+use std::sync::Arc;
+
+use arrow_array::builder::{BooleanBuilder, StringBuilder};
+use arrow_array::types::{Int64Type, Int8Type};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_buffer::Buffer;
+use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
+
+use super::column::PrimitiveColumn;
+use super::payload::{PayloadColumnBuilder, PayloadMode};
+use crate::bytes::i64_at;
+use crate::digest::DigestType;
+use crate::digest_policy::{DigestResolver, EntryChecks, ResolvedEntry};
+use crate::entry::{parse_v2_flags, EntryFormat};
+use crate::error::{Error, ErrorKind, Result};
+
+/// What happens to an entry that cannot be decoded or fails its checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OnError {
+    /// Stop at the first bad entry and return its error.
+    Raise,
+    /// Keep going: the bad entry becomes a row with an `error` message.
+    Flag,
+}
+
+impl OnError {
+    /// `"raise"` or `"flag"`.
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "raise" => Ok(OnError::Raise),
+            "flag" => Ok(OnError::Flag),
+            _ => Err(Error::invalid_argument(format!("unknown on_error {name:?} (expected \"raise\" or \"flag\")"))),
+        }
+    }
+}
+
+/// The shape of the entry columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct EntryBatchOptions {
+    pub payload: PayloadMode,
+    /// `Flag` adds the `error` column.
+    pub on_error: OnError,
+}
+
+impl EntryBatchOptions {
+    /// The entry fields in column order.
+    pub fn fields(&self) -> Vec<FieldRef> {
+        let mut fields = vec![
+            Field::new("format_version", DataType::Int8, true),
+            Field::new("scope_id", DataType::Int64, true),
+            Field::new("ledger_id", DataType::Int64, true),
+            Field::new("entry_id", DataType::Int64, true),
+            Field::new("last_add_confirmed", DataType::Int64, true),
+            Field::new("length", DataType::Int64, true),
+            Field::new("digest_type", DataType::Utf8, true),
+            Field::new("digest_ok", DataType::Boolean, true),
+        ];
+        if let Some(dt) = self.payload.data_type() {
+            fields.push(Field::new("payload", dt, true));
+        }
+        if self.on_error == OnError::Flag {
+            fields.push(Field::new("error", DataType::Utf8, true));
+        }
+        fields.into_iter().map(Arc::new).collect()
+    }
+
+    /// The schema of a batch with `leading` fields, the entry fields, then `trailing` ones.
+    pub fn schema_with(&self, leading: &[FieldRef], trailing: &[FieldRef]) -> SchemaRef {
+        let fields: Vec<FieldRef> =
+            leading.iter().cloned().chain(self.fields()).chain(trailing.iter().cloned()).collect();
+        Arc::new(Schema::new(fields))
+    }
+}
+
+/// Accumulates decoded entries (and error rows) into Arrow columns.
+pub struct EntryBatchBuilder {
+    options: EntryBatchOptions,
+    format_version: PrimitiveColumn<Int8Type>,
+    scope_id: PrimitiveColumn<Int64Type>,
+    ledger_id: PrimitiveColumn<Int64Type>,
+    entry_id: PrimitiveColumn<Int64Type>,
+    last_add_confirmed: PrimitiveColumn<Int64Type>,
+    length: PrimitiveColumn<Int64Type>,
+    digest_type: StringBuilder,
+    digest_ok: BooleanBuilder,
+    payload: PayloadColumnBuilder,
+    error: Option<StringBuilder>,
+    rows: usize,
+}
+
+/// Longest digest type name ("crc32c"), for sizing the string column.
+const DIGEST_NAME_LEN: usize = 6;
+
+impl EntryBatchBuilder {
+    /// `rows` and `payload_bytes` are capacity hints (for `binary` payloads, the
+    /// bytes to reserve); both should come from input sizes, never from fields
+    /// read out of the entries.
+    pub fn new(options: EntryBatchOptions, rows: usize, payload_bytes: usize) -> Self {
+        EntryBatchBuilder {
+            options,
+            format_version: PrimitiveColumn::with_capacity(rows),
+            scope_id: PrimitiveColumn::with_capacity(rows),
+            ledger_id: PrimitiveColumn::with_capacity(rows),
+            entry_id: PrimitiveColumn::with_capacity(rows),
+            last_add_confirmed: PrimitiveColumn::with_capacity(rows),
+            length: PrimitiveColumn::with_capacity(rows),
+            digest_type: StringBuilder::with_capacity(rows, rows * DIGEST_NAME_LEN),
+            digest_ok: BooleanBuilder::with_capacity(rows),
+            payload: PayloadColumnBuilder::new(options.payload, rows, payload_bytes),
+            error: (options.on_error == OnError::Flag).then(StringBuilder::new),
+            rows: 0,
+        }
+    }
+
+    pub fn options(&self) -> EntryBatchOptions {
+        self.options
+    }
+
+    /// Rows appended since the last finish.
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// For `binary_view` payloads: the buffers the next entries' bytes live in, so
+    /// their payloads become views into them instead of copies. Entries found
+    /// elsewhere are still copied, so setting none is correct, only slower.
+    pub fn set_view_sources(&mut self, buffers: &[Buffer]) {
+        self.payload.set_view_sources(buffers);
+    }
+
+    /// Frames one entry with `resolver`, runs `checks`, and appends its row. A bad
+    /// entry is returned as the error under [`OnError::Raise`] (nothing is appended)
+    /// and appended as a flagged row under [`OnError::Flag`]. The only error under
+    /// `Flag` is a full `binary` payload column.
+    #[inline]
+    pub fn decode_append(&mut self, resolver: &mut DigestResolver, bytes: &[u8], checks: EntryChecks) -> Result<()> {
+        // The common case builds no error and keeps the entry in registers.
+        if let Some(resolved) = resolver.try_resolve(bytes, checks.digest) {
+            if resolved.passes(checks) {
+                return self.append_entry(&resolved, None);
+            }
+        }
+        self.decode_append_bad(resolver, bytes, checks)
+    }
+
+    /// The slow path of [`decode_append`](Self::decode_append): entries that fail,
+    /// or that need their ledger's digest type inferred first.
+    #[inline(never)]
+    fn decode_append_bad(&mut self, resolver: &mut DigestResolver, bytes: &[u8], checks: EntryChecks) -> Result<()> {
+        match resolver.resolve(bytes, checks.digest) {
+            Ok(resolved) => match resolved.check(checks.ledger_id, checks.entry_id) {
+                Ok(()) => self.append_entry(&resolved, None),
+                Err(e) if self.options.on_error == OnError::Flag => self.append_entry(&resolved, Some(&e)),
+                Err(e) => Err(e),
+            },
+            Err(e) if self.options.on_error == OnError::Flag => {
+                self.append_unframed(bytes, &e, resolver.policy().fixed());
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Appends a framed entry; `error` (written only when the error column exists)
+    /// says why it is bad when it passed framing but failed a check.
+    #[inline]
+    pub fn append_entry(&mut self, resolved: &ResolvedEntry<'_>, error: Option<&Error>) -> Result<()> {
+        let entry = &resolved.entry;
+        self.payload.append(entry.payload())?;
+        let h = &entry.header;
+        self.format_version.push(h.format.number() as i8);
+        self.scope_id.push(h.scope_id);
+        self.ledger_id.push(h.ledger_id);
+        self.entry_id.push(h.entry_id);
+        self.last_add_confirmed.push(h.last_add_confirmed);
+        self.length.push(h.length);
+        self.digest_type.append_value(entry.digest_type.name());
+        self.digest_ok.append_option(resolved.digest_ok);
+        self.append_error_text(error);
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// Appends a row for an entry that could not be framed: whatever header fields
+    /// its bytes hold are filled in, the rest (and the payload) are null.
+    /// `digest_type` is the caller's type for V1 entries, when it named one;
+    /// `digest_ok` is false when the error is a digest mismatch, else null.
+    pub fn append_unframed(&mut self, bytes: &[u8], error: &Error, digest_type: Option<DigestType>) {
+        let (format, field_start, declared) = match bytes.first() {
+            None => (None, 0, None),
+            Some(&b) => match EntryFormat::detect(b) {
+                EntryFormat::V1 => (Some(EntryFormat::V1), 0, None),
+                EntryFormat::V2 => match parse_v2_flags(b) {
+                    Ok(dt) => (Some(EntryFormat::V2), 1, Some(dt)),
+                    Err(_) => (None, 0, None),
+                },
+            },
+        };
+        let field = |i: usize| format.and_then(|_| i64_at(bytes, field_start + 8 * i).ok());
+        self.format_version.push_option(format.map(|f| f.number() as i8));
+        self.scope_id.push_option(match format {
+            Some(EntryFormat::V1) => Some(0),
+            Some(EntryFormat::V2) => i64_at(bytes, 1).ok(),
+            None => None,
+        });
+        let base = usize::from(format == Some(EntryFormat::V2));
+        self.ledger_id.push_option(field(base));
+        self.entry_id.push_option(field(base + 1));
+        self.last_add_confirmed.push_option(field(base + 2));
+        self.length.push_option(field(base + 3));
+        let digest_type = declared.or(if format == Some(EntryFormat::V1) { digest_type } else { None });
+        self.digest_type.append_option(digest_type.map(DigestType::name));
+        self.digest_ok.append_option((error.kind == ErrorKind::DigestMismatch).then_some(false));
+        self.payload.append_null();
+        self.append_error_text(Some(error));
+        self.rows += 1;
+    }
+
+    /// Appends a row of nulls (a null in the input, say); its error is null too.
+    pub fn append_null(&mut self) {
+        self.format_version.push_null();
+        self.scope_id.push_null();
+        self.ledger_id.push_null();
+        self.entry_id.push_null();
+        self.last_add_confirmed.push_null();
+        self.length.push_null();
+        self.digest_type.append_null();
+        self.digest_ok.append_null();
+        self.payload.append_null();
+        self.append_error_text(None);
+        self.rows += 1;
+    }
+
+    #[inline]
+    fn append_error_text(&mut self, error: Option<&Error>) {
+        if let Some(col) = &mut self.error {
+            match error {
+                None => col.append_null(),
+                Some(e) => col.append_value(format!("{} at byte {} of the entry", e.message(), e.offset)),
+            }
+        }
+    }
+
+    /// The entry columns built so far, with their fields; the builder is left empty
+    /// (and keeps its view sources) for the next batch.
+    pub fn finish_columns(&mut self) -> Result<Vec<(FieldRef, ArrayRef)>> {
+        let mut arrays: Vec<ArrayRef> = vec![
+            Arc::new(self.format_version.finish()),
+            Arc::new(self.scope_id.finish()),
+            Arc::new(self.ledger_id.finish()),
+            Arc::new(self.entry_id.finish()),
+            Arc::new(self.last_add_confirmed.finish()),
+            Arc::new(self.length.finish()),
+            Arc::new(self.digest_type.finish()),
+            Arc::new(self.digest_ok.finish()),
+        ];
+        if let Some(p) = self.payload.finish()? {
+            arrays.push(p);
+        }
+        if let Some(e) = &mut self.error {
+            arrays.push(Arc::new(e.finish()));
+        }
+        self.rows = 0;
+        Ok(self.options.fields().into_iter().zip(arrays).collect())
+    }
+
+    /// A batch of the entry columns alone.
+    pub fn finish(&mut self) -> Result<RecordBatch> {
+        self.finish_with(Vec::new(), Vec::new())
+    }
+
+    /// A batch of `leading` columns, the entry columns, then `trailing` columns.
+    /// Every extra column must have one value per row appended here.
+    pub fn finish_with(
+        &mut self,
+        leading: Vec<(FieldRef, ArrayRef)>,
+        trailing: Vec<(FieldRef, ArrayRef)>,
+    ) -> Result<RecordBatch> {
+        let rows = self.rows;
+        let (fields, arrays): (Vec<FieldRef>, Vec<ArrayRef>) =
+            leading.into_iter().chain(self.finish_columns()?).chain(trailing).unzip();
+        if let Some((f, a)) = fields.iter().zip(&arrays).find(|(_, a)| a.len() != rows) {
+            return Err(Error::invalid_argument(format!(
+                "column {:?} has {} rows, the entry columns {rows}",
+                f.name(),
+                a.len()
+            )));
+        }
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
+            .map_err(|e| Error::invalid_argument(format!("assembling the entry batch: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::digest::Digester;
+    use crate::digest_policy::DigestPolicy;
+    use crate::entry::{encode_entry, EntryHeader};
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Int64Type, Int8Type};
+    use arrow_array::{Array, UInt64Array};
+
+    fn crc32c_entry(scope: i64, ledger: i64, id: i64, payload: &[u8]) -> Vec<u8> {
+        encode_entry(&EntryHeader::new(scope, ledger, id, id - 1, payload.len() as i64), payload,
+            &Digester::new(DigestType::Crc32c, b"")).unwrap()
+    }
+
+    fn flag(payload: PayloadMode) -> EntryBatchOptions {
+        EntryBatchOptions { payload, on_error: OnError::Flag }
+    }
+
+    #[test]
+    fn columns_in_order_with_good_and_bad_rows() {
+        let good = crc32c_entry(0, 3, 0, b"first payload, long enough");
+        let v2 = crc32c_entry(-2, -5, 1, b"v2");
+        let mut flipped = crc32c_entry(0, 3, 1, b"second");
+        *flipped.last_mut().unwrap() ^= 1;
+        let short = good[..12].to_vec();
+        let mut b = EntryBatchBuilder::new(flag(PayloadMode::Binary), 4, 64);
+        let mut r = DigestResolver::new(DigestPolicy::Auto, b"");
+        for e in [&good, &v2, &flipped, &short] {
+            b.decode_append(&mut r, e, EntryChecks::DIGEST).unwrap();
+        }
+        b.append_null();
+        let batch = b.finish().unwrap();
+        let names: Vec<_> = batch.schema().fields().iter().map(|f| f.name().clone()).collect();
+        assert_eq!(names, ["format_version", "scope_id", "ledger_id", "entry_id", "last_add_confirmed",
+            "length", "digest_type", "digest_ok", "payload", "error"]);
+        let col = |n: &str| batch.column_by_name(n).unwrap().clone();
+        let fv = col("format_version");
+        assert_eq!(fv.as_primitive::<Int8Type>().iter().collect::<Vec<_>>(), [Some(1), Some(2), Some(1), Some(1), None]);
+        let lid = col("ledger_id");
+        assert_eq!(lid.as_primitive::<Int64Type>().iter().collect::<Vec<_>>(), [Some(3), Some(-5), Some(3), Some(3), None]);
+        let eid = col("entry_id");
+        assert_eq!(eid.as_primitive::<Int64Type>().iter().collect::<Vec<_>>(), [Some(0), Some(1), Some(1), None, None],
+            "a 12-byte entry has a ledger id but no whole entry id");
+        let scope = col("scope_id");
+        assert_eq!(scope.as_primitive::<Int64Type>().value(1), -2);
+        let ok = col("digest_ok");
+        assert_eq!(ok.as_boolean().iter().collect::<Vec<_>>(), [Some(true), Some(true), Some(false), None, None]);
+        let dt = col("digest_type");
+        assert_eq!(dt.as_string::<i32>().iter().collect::<Vec<_>>(), [Some("crc32c"), Some("crc32c"), Some("crc32c"), None, None]);
+        let payload = col("payload");
+        let payload = payload.as_binary::<i32>();
+        assert_eq!(payload.value(0), b"first payload, long enough");
+        assert_eq!(payload.value(2), b"second"[..5].iter().copied().chain([b'd' ^ 1]).collect::<Vec<_>>().as_slice());
+        assert!(payload.is_null(3));
+        let err = col("error");
+        let err = err.as_string::<i32>();
+        assert!(err.is_null(0) && err.is_null(1) && err.is_null(4));
+        assert!(err.value(2).starts_with("digest mismatch:") && err.value(2).ends_with("at byte 32 of the entry"), "{}", err.value(2));
+        assert!(err.value(3).starts_with("truncated:"), "{}", err.value(3));
+    }
+
+    #[test]
+    fn raise_mode_returns_the_error_and_appends_nothing() {
+        let opts = EntryBatchOptions { payload: PayloadMode::None, on_error: OnError::Raise };
+        let mut b = EntryBatchBuilder::new(opts, 1, 0);
+        let mut r = DigestResolver::new(DigestPolicy::Fixed(DigestType::Crc32c), b"");
+        let e = b.decode_append(&mut r, &[0u8; 10], EntryChecks::DIGEST).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Truncated);
+        let ids = EntryChecks { digest: true, ledger_id: Some(4), entry_id: None };
+        let e = b.decode_append(&mut r, &crc32c_entry(0, 3, 0, b""), ids).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::IdMismatch);
+        assert!(b.is_empty());
+        let batch = b.finish().unwrap();
+        assert_eq!(batch.num_rows(), 0);
+        assert_eq!(batch.num_columns(), 8, "no payload, no error column");
+    }
+
+    #[test]
+    fn unframed_rows_keep_what_the_bytes_hold() {
+        let mut b = EntryBatchBuilder::new(flag(PayloadMode::None), 4, 0);
+        let err = Error::corrupt(0, "test");
+        let mut v2 = crc32c_entry(9, 8, 7, b"");
+        v2.truncate(30);
+        b.append_unframed(&v2, &err, Some(DigestType::Crc32));
+        b.append_unframed(&[0x90; 50], &err, Some(DigestType::Crc32));
+        b.append_unframed(&[0; 40], &Error::new(ErrorKind::DigestMismatch, 32, "x"), Some(DigestType::Crc32));
+        b.append_unframed(&[], &err, None);
+        let batch = b.finish().unwrap();
+        let i64col = |n: &str| batch.column_by_name(n).unwrap().as_primitive::<Int64Type>().iter().collect::<Vec<_>>();
+        assert_eq!(i64col("scope_id"), [Some(9), None, Some(0), None]);
+        assert_eq!(i64col("ledger_id"), [Some(8), None, Some(0), None]);
+        assert_eq!(i64col("entry_id"), [Some(7), None, Some(0), None]);
+        assert_eq!(i64col("last_add_confirmed"), [None, None, Some(0), None]);
+        let dt = batch.column_by_name("digest_type").unwrap();
+        assert_eq!(dt.as_string::<i32>().iter().collect::<Vec<_>>(), [Some("crc32c"), None, Some("crc32"), None],
+            "a V2 entry's own type wins over the caller's");
+        let ok = batch.column_by_name("digest_ok").unwrap();
+        assert_eq!(ok.as_boolean().iter().collect::<Vec<_>>(), [None, None, Some(false), None]);
+    }
+
+    #[test]
+    fn binary_view_payloads_equal_binary_payloads_and_share_the_input() {
+        let entries: Vec<Vec<u8>> = (0..50).map(|i| crc32c_entry(0, 1, i, &vec![i as u8; i as usize])).collect();
+        let mut joined = Vec::new();
+        let mut bounds = Vec::new();
+        for e in &entries {
+            bounds.push((joined.len(), e.len()));
+            joined.extend_from_slice(e);
+        }
+        let input = Buffer::from_vec(joined);
+        let decode = |mode| {
+            let mut b = EntryBatchBuilder::new(flag(mode), 50, input.len());
+            b.set_view_sources(std::slice::from_ref(&input));
+            let mut r = DigestResolver::new(DigestPolicy::Auto, b"");
+            for &(start, len) in &bounds {
+                b.decode_append(&mut r, &input.as_slice()[start..start + len], EntryChecks::DIGEST).unwrap();
+            }
+            b.finish().unwrap()
+        };
+        let binary = decode(PayloadMode::Binary);
+        let view = decode(PayloadMode::BinaryView);
+        let bp = binary.column_by_name("payload").unwrap();
+        let vp = view.column_by_name("payload").unwrap();
+        let vp = vp.as_binary_view();
+        assert!(bp.as_binary::<i32>().iter().eq(vp.iter()));
+        assert_eq!(vp.data_buffers().len(), 1);
+        assert_eq!(vp.data_buffers()[0].as_ptr(), input.as_ptr(), "views point into the input");
+    }
+
+    #[test]
+    fn extra_columns_before_and_after() {
+        let mut b = EntryBatchBuilder::new(flag(PayloadMode::None), 2, 0);
+        let mut r = DigestResolver::new(DigestPolicy::Auto, b"");
+        b.decode_append(&mut r, &crc32c_entry(0, 1, 0, b"x"), EntryChecks::DIGEST).unwrap();
+        b.decode_append(&mut r, &crc32c_entry(0, 1, 1, b"y"), EntryChecks::DIGEST).unwrap();
+        let offset: FieldRef = Arc::new(Field::new("offset", DataType::UInt64, false));
+        let size: FieldRef = Arc::new(Field::new("record_size", DataType::UInt64, false));
+        let batch = b
+            .finish_with(
+                vec![(offset.clone(), Arc::new(UInt64Array::from(vec![0u64, 40])))],
+                vec![(size.clone(), Arc::new(UInt64Array::from(vec![37u64, 37])))],
+            )
+            .unwrap();
+        let opts = b.options();
+        assert_eq!(batch.schema(), opts.schema_with(std::slice::from_ref(&offset), std::slice::from_ref(&size)));
+        assert_eq!(batch.schema().field(0).name(), "offset");
+        assert_eq!(batch.schema().fields().last().unwrap().name(), "record_size");
+        // A column of the wrong length is refused, not a panic.
+        b.decode_append(&mut r, &crc32c_entry(0, 1, 2, b"z"), EntryChecks::DIGEST).unwrap();
+        let e = b.finish_with(vec![(offset, Arc::new(UInt64Array::from(vec![0u64, 1])))], vec![]).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidArgument);
+    }
+}

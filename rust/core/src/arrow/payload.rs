@@ -1,0 +1,374 @@
+//! The payload column: copied (`binary`), zero-copy views (`binary_view`), or absent.
+//!
+//! Views point into the buffers the entries were read from. The caller registers
+//! those buffers as [view sources](PayloadColumnBuilder::set_view_sources); a payload
+//! found inside one becomes a view into it (the buffer is shared, not copied), and
+//! one found in none of them (bytes from a Python list, say) is copied into a buffer
+//! the builder owns. Payloads of 12 bytes or fewer are stored inline, as Arrow requires.
+
+use std::sync::Arc;
+
+use arrow_array::builder::{make_view, BinaryBuilder};
+use arrow_array::{ArrayRef, BinaryViewArray};
+use arrow_buffer::{Buffer, NullBufferBuilder, ScalarBuffer};
+use arrow_data::MAX_INLINE_VIEW_LEN;
+use arrow_schema::DataType;
+
+use crate::error::{Error, Result};
+
+/// How payloads are put into the batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PayloadMode {
+    /// A `binary` column holding a copy of each payload.
+    Binary,
+    /// A `binary_view` column viewing the input's buffers without copying.
+    BinaryView,
+    /// No payload column.
+    None,
+}
+
+impl PayloadMode {
+    /// `"binary"`, `"binary_view"` or `"none"`.
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "binary" => Ok(PayloadMode::Binary),
+            "binary_view" => Ok(PayloadMode::BinaryView),
+            "none" => Ok(PayloadMode::None),
+            _ => Err(Error::invalid_argument(format!(
+                "unknown payload mode {name:?} (expected \"binary\", \"binary_view\" or \"none\")"
+            ))),
+        }
+    }
+
+    /// The column's Arrow type, or `None` when there is no column.
+    pub fn data_type(self) -> Option<DataType> {
+        match self {
+            PayloadMode::Binary => Some(DataType::Binary),
+            PayloadMode::BinaryView => Some(DataType::BinaryView),
+            PayloadMode::None => None,
+        }
+    }
+}
+
+/// Arrow's C++ implementation reads view offsets and buffer sizes as signed 32-bit
+/// values, and `binary` offsets are i32: neither may pass this.
+const MAX_ARROW_I32: usize = i32::MAX as usize;
+
+pub(crate) enum PayloadColumnBuilder {
+    Binary(BinaryBuilder),
+    View(ViewColumnBuilder),
+    None,
+}
+
+impl PayloadColumnBuilder {
+    pub(crate) fn new(mode: PayloadMode, rows: usize, bytes: usize) -> Self {
+        match mode {
+            PayloadMode::Binary => PayloadColumnBuilder::Binary(BinaryBuilder::with_capacity(rows, bytes.min(MAX_ARROW_I32))),
+            PayloadMode::BinaryView => PayloadColumnBuilder::View(ViewColumnBuilder::with_capacity(rows)),
+            PayloadMode::None => PayloadColumnBuilder::None,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn append(&mut self, payload: &[u8]) -> Result<()> {
+        match self {
+            PayloadColumnBuilder::Binary(b) => {
+                if b.values_slice().len() + payload.len() > MAX_ARROW_I32 {
+                    return Err(Error::invalid_argument(
+                        "payloads add up to more than 2 GiB, the limit of a binary column; \
+                         use the binary_view payload mode or smaller batches",
+                    ));
+                }
+                b.append_value(payload);
+                Ok(())
+            }
+            PayloadColumnBuilder::View(v) => {
+                v.append(payload);
+                Ok(())
+            }
+            PayloadColumnBuilder::None => Ok(()),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn append_null(&mut self) {
+        match self {
+            PayloadColumnBuilder::Binary(b) => b.append_null(),
+            PayloadColumnBuilder::View(v) => v.append_null(),
+            PayloadColumnBuilder::None => {}
+        }
+    }
+
+    pub(crate) fn set_view_sources(&mut self, buffers: &[Buffer]) {
+        if let PayloadColumnBuilder::View(v) = self {
+            v.set_sources(buffers);
+        }
+    }
+
+    pub(crate) fn finish(&mut self) -> Result<Option<ArrayRef>> {
+        Ok(match self {
+            PayloadColumnBuilder::Binary(b) => Some(Arc::new(b.finish())),
+            PayloadColumnBuilder::View(v) => Some(Arc::new(v.finish()?)),
+            PayloadColumnBuilder::None => None,
+        })
+    }
+}
+
+/// A registered input buffer and the slice of it currently published as an output
+/// data buffer (whole buffers up to 2 GiB; windows of larger ones).
+struct ViewSource {
+    buffer: Buffer,
+    window: Option<Window>,
+}
+
+#[derive(Clone, Copy)]
+struct Window {
+    index: u32,
+    start: usize,
+    len: usize,
+}
+
+/// Builds a `BinaryViewArray` whose long values point into shared or owned buffers.
+pub(crate) struct ViewColumnBuilder {
+    views: Vec<u128>,
+    nulls: NullBufferBuilder,
+    /// Output data buffers; `None` marks the owned block still being filled.
+    buffers: Vec<Option<Buffer>>,
+    sources: Vec<ViewSource>,
+    last_source: usize,
+    owned: Vec<u8>,
+    owned_index: Option<u32>,
+    /// Largest data buffer to publish: [`MAX_ARROW_I32`] (smaller in tests).
+    buffer_limit: usize,
+}
+
+impl ViewColumnBuilder {
+    fn with_capacity(rows: usize) -> Self {
+        ViewColumnBuilder {
+            views: Vec::with_capacity(rows),
+            nulls: NullBufferBuilder::new(rows),
+            buffers: Vec::new(),
+            sources: Vec::new(),
+            last_source: 0,
+            owned: Vec::new(),
+            owned_index: None,
+            buffer_limit: MAX_ARROW_I32,
+        }
+    }
+
+    /// Later payloads are looked for in these buffers (replacing earlier sources;
+    /// views already made keep their buffers).
+    fn set_sources(&mut self, buffers: &[Buffer]) {
+        self.sources = buffers.iter().map(|b| ViewSource { buffer: b.clone(), window: None }).collect();
+        self.last_source = 0;
+    }
+
+    #[inline]
+    fn append(&mut self, payload: &[u8]) {
+        let view = if payload.len() <= MAX_INLINE_VIEW_LEN as usize {
+            make_view(payload, 0, 0)
+        } else {
+            let (index, offset) = self.place(payload);
+            make_view(payload, index, offset)
+        };
+        self.views.push(view);
+        self.nulls.append_non_null();
+    }
+
+    fn append_null(&mut self) {
+        self.views.push(0);
+        self.nulls.append_null();
+    }
+
+    /// Buffer index and offset for a payload longer than the inline limit.
+    #[inline]
+    fn place(&mut self, payload: &[u8]) -> (u32, u32) {
+        // Usually the payload sits in the window the previous one used.
+        if let Some(source) = self.sources.get(self.last_source) {
+            if let (Some(offset), Some(w)) = (offset_within(&source.buffer, payload), source.window) {
+                if offset >= w.start && offset + payload.len() <= w.start + w.len {
+                    return (w.index, (offset - w.start) as u32);
+                }
+            }
+        }
+        self.place_searching(payload)
+    }
+
+    #[inline(never)]
+    fn place_searching(&mut self, payload: &[u8]) -> (u32, u32) {
+        let n = self.sources.len();
+        for k in 0..n {
+            let i = (self.last_source + k) % n;
+            if let Some(offset) = offset_within(&self.sources[i].buffer, payload) {
+                self.last_source = i;
+                return self.view_into_source(i, offset, payload.len());
+            }
+        }
+        self.copy_into_owned(payload)
+    }
+
+    fn view_into_source(&mut self, source: usize, offset: usize, len: usize) -> (u32, u32) {
+        if let Some(w) = self.sources[source].window {
+            if offset >= w.start && offset + len <= w.start + w.len {
+                return (w.index, (offset - w.start) as u32);
+            }
+        }
+        // Publish a new window: the whole buffer when it fits, else a slice from here.
+        let buffer = &self.sources[source].buffer;
+        let (start, window_len) = if buffer.len() <= self.buffer_limit {
+            (0, buffer.len())
+        } else {
+            (offset, (buffer.len() - offset).min(self.buffer_limit))
+        };
+        if len > window_len - (offset - start) {
+            // A single payload over 2 GiB cannot be a view; copying it cannot help either.
+            return self.push_dedicated(buffer.slice_with_length(offset, len));
+        }
+        let index = self.buffers.len() as u32;
+        self.buffers.push(Some(buffer.slice_with_length(start, window_len)));
+        self.sources[source].window = Some(Window { index, start, len: window_len });
+        (index, (offset - start) as u32)
+    }
+
+    fn copy_into_owned(&mut self, payload: &[u8]) -> (u32, u32) {
+        if self.owned.len() + payload.len() > self.buffer_limit {
+            self.seal_owned();
+        }
+        if payload.len() > self.buffer_limit {
+            return self.push_dedicated(Buffer::from_slice_ref(payload));
+        }
+        let index = match self.owned_index {
+            Some(i) => i,
+            None => {
+                let i = self.buffers.len() as u32;
+                self.buffers.push(None);
+                self.owned_index = Some(i);
+                i
+            }
+        };
+        let offset = self.owned.len() as u32;
+        self.owned.extend_from_slice(payload);
+        (index, offset)
+    }
+
+    /// A payload too large for any 2 GiB window gets a buffer of its own at offset 0.
+    fn push_dedicated(&mut self, buffer: Buffer) -> (u32, u32) {
+        let index = self.buffers.len() as u32;
+        self.buffers.push(Some(buffer));
+        (index, 0)
+    }
+
+    fn seal_owned(&mut self) {
+        if let Some(i) = self.owned_index.take() {
+            self.buffers[i as usize] = Some(Buffer::from_vec(std::mem::take(&mut self.owned)));
+        }
+    }
+
+    fn finish(&mut self) -> Result<BinaryViewArray> {
+        self.seal_owned();
+        let buffers: Vec<Buffer> = std::mem::take(&mut self.buffers).into_iter().flatten().collect();
+        for s in &mut self.sources {
+            s.window = None;
+        }
+        let views = ScalarBuffer::from(std::mem::take(&mut self.views));
+        BinaryViewArray::try_new(views, buffers, self.nulls.finish())
+            .map_err(|e| Error::invalid_argument(format!("building the payload view column: {e}")))
+    }
+}
+
+/// Where `part` starts inside `buffer`, if it lies wholly within it. Compares
+/// addresses only; nothing is dereferenced.
+#[inline]
+fn offset_within(buffer: &Buffer, part: &[u8]) -> Option<usize> {
+    let base = buffer.as_ptr() as usize;
+    let addr = part.as_ptr() as usize;
+    let offset = addr.checked_sub(base)?;
+    (offset.checked_add(part.len())? <= buffer.len()).then_some(offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::Array;
+
+    #[test]
+    fn payload_mode_names() {
+        assert_eq!(PayloadMode::from_name("binary_view").unwrap(), PayloadMode::BinaryView);
+        assert!(PayloadMode::from_name("view").is_err());
+        assert_eq!(PayloadMode::None.data_type(), None);
+    }
+
+    #[test]
+    fn views_share_sources_and_copy_strays() {
+        let source = Buffer::from_vec((0u8..100).collect::<Vec<_>>());
+        let stray = vec![7u8; 20];
+        let mut b = PayloadColumnBuilder::new(PayloadMode::BinaryView, 4, 0);
+        b.set_view_sources(std::slice::from_ref(&source));
+        b.append(&source.as_slice()[10..40]).unwrap();
+        b.append(&stray).unwrap();
+        b.append_null();
+        b.append(&source.as_slice()[0..5]).unwrap();
+        b.append(&source.as_slice()[50..100]).unwrap();
+        let arr = b.finish().unwrap().unwrap();
+        let arr = arr.as_any().downcast_ref::<BinaryViewArray>().unwrap();
+        assert_eq!(arr.value(0), &source.as_slice()[10..40]);
+        assert_eq!(arr.value(1), &stray[..]);
+        assert!(arr.is_null(2));
+        assert_eq!(arr.value(3), &source.as_slice()[0..5]);
+        assert_eq!(arr.value(4), &source.as_slice()[50..100]);
+        // One shared source buffer (not copied) and one owned block.
+        assert_eq!(arr.data_buffers().len(), 2);
+        assert!(arr.data_buffers().iter().any(|d| d.as_ptr() == source.as_ptr()));
+    }
+
+    #[test]
+    fn builder_is_reusable_after_finish() {
+        let source = Buffer::from_vec(vec![1u8; 64]);
+        let mut b = PayloadColumnBuilder::new(PayloadMode::BinaryView, 1, 0);
+        b.set_view_sources(std::slice::from_ref(&source));
+        for _ in 0..2 {
+            b.append(&source.as_slice()[..30]).unwrap();
+            let arr = b.finish().unwrap().unwrap();
+            assert_eq!(arr.len(), 1);
+        }
+    }
+
+    /// Buffers past the limit are published as windows, and owned blocks are sealed
+    /// at it; a payload larger than the limit gets a buffer of its own.
+    #[test]
+    fn windows_and_owned_blocks_respect_the_buffer_limit() {
+        let source = Buffer::from_vec((0..1000u32).map(|i| (i % 251) as u8).collect::<Vec<_>>());
+        let mut v = ViewColumnBuilder::with_capacity(0);
+        v.buffer_limit = 64;
+        v.set_sources(std::slice::from_ref(&source));
+        let ranges = [(10, 30), (20, 40), (500, 560), (15, 25), (900, 1000), (0, 13), (600, 700)];
+        for &(a, b) in &ranges {
+            v.append(&source.as_slice()[a..b]);
+        }
+        let strays: Vec<Vec<u8>> = (0..5).map(|i| vec![i as u8; 20 + i * 10]).collect();
+        for s in &strays {
+            v.append(s);
+        }
+        let arr = v.finish().unwrap();
+        for (i, &(a, b)) in ranges.iter().enumerate() {
+            assert_eq!(arr.value(i), &source.as_slice()[a..b], "range {i}");
+        }
+        for (i, s) in strays.iter().enumerate() {
+            assert_eq!(arr.value(ranges.len() + i), &s[..]);
+        }
+        // Only the two oversized payloads (100 bytes each) have buffers over the limit.
+        let over: Vec<usize> = arr.data_buffers().iter().map(|b| b.len()).filter(|&n| n > 64).collect();
+        assert_eq!(over, [100, 100]);
+        // Windows share the source's memory.
+        let base = source.as_ptr() as usize..source.as_ptr() as usize + source.len();
+        assert!(arr.data_buffers().iter().filter(|b| base.contains(&(b.as_ptr() as usize))).count() >= 3);
+    }
+
+    #[test]
+    fn offsets_outside_the_buffer_are_not_views() {
+        let a = Buffer::from_vec(vec![0u8; 16]);
+        let other = [0u8; 16];
+        assert_eq!(offset_within(&a, &a.as_slice()[3..9]), Some(3));
+        assert_eq!(offset_within(&a, &other), None);
+    }
+}

@@ -1,0 +1,139 @@
+//! Many entries at once: `decode_entries`, from an Arrow column or a Python
+//! sequence of bytes-like objects to a `pyarrow.RecordBatch`.
+
+use arrow_array::ArrayRef;
+use arrow_schema::DataType;
+use bkcodec_core::arrow::{
+    append_entries, append_entry_array, entry_bytes, EntryBatchBuilder, EntryBatchOptions, OnError, PayloadMode,
+};
+use bkcodec_core::{DigestResolver, EntryChecks};
+use pyo3::exceptions::PyTypeError;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyString};
+use pyo3_arrow::input::AnyArray;
+use pyo3_arrow::PyRecordBatch;
+
+use crate::args::{digest_policy, Password};
+use crate::buffer::BytesInput;
+use crate::errors::IntoPyResult;
+
+/// The entries argument, converted while the GIL is held.
+enum EntriesInput {
+    /// Arrow chunks (zero-copy imports), all binary, large_binary or binary_view.
+    Arrow(Vec<ArrayRef>),
+    /// Buffers borrowed from the items of a Python sequence; `None` items stay `None`.
+    Buffers(Vec<Option<BytesInput>>),
+}
+
+impl EntriesInput {
+    fn extract(entries: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let py = entries.py();
+        if entries.hasattr(intern!(py, "__arrow_c_array__"))? || entries.hasattr(intern!(py, "__arrow_c_stream__"))? {
+            let (chunks, field) = entries.extract::<AnyArray>()?.into_chunked_array()?.into_inner();
+            return match field.data_type() {
+                DataType::Binary | DataType::LargeBinary | DataType::BinaryView => Ok(EntriesInput::Arrow(chunks)),
+                other => Err(PyTypeError::new_err(format!(
+                    "entries must be an Arrow binary, large_binary or binary_view column, not {other}"
+                ))),
+            };
+        }
+        if entries.is_instance_of::<PyBytes>()
+            || entries.is_instance_of::<PyByteArray>()
+            || entries.is_instance_of::<PyMemoryView>()
+            || entries.is_instance_of::<PyString>()
+        {
+            return Err(PyTypeError::new_err(
+                "entries must be a sequence of entries (or an Arrow binary column); decode one entry with decode_entry",
+            ));
+        }
+        let items = entries.try_iter().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "entries must be an Arrow binary column or a sequence of bytes-like objects, not {}",
+                entries.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            ))
+        })?;
+        let mut buffers = Vec::with_capacity(entries.len().unwrap_or(0));
+        for item in items {
+            let item = item?;
+            buffers.push(if item.is_none() { None } else { Some(item.extract::<BytesInput>()?) });
+        }
+        Ok(EntriesInput::Buffers(buffers))
+    }
+
+    fn rows(&self) -> usize {
+        match self {
+            EntriesInput::Arrow(chunks) => chunks.iter().map(|c| c.len()).sum(),
+            EntriesInput::Buffers(b) => b.len(),
+        }
+    }
+
+    /// Total entry bytes: an upper bound for the copied payloads.
+    fn bytes(&self) -> usize {
+        match self {
+            EntriesInput::Arrow(chunks) => chunks.iter().map(|c| entry_bytes(c.as_ref())).sum(),
+            EntriesInput::Buffers(b) => b.iter().flatten().map(|x| x.as_slice().len()).sum(),
+        }
+    }
+}
+
+/// Decodes many entries into a `pyarrow.RecordBatch`, one row per input value.
+///
+/// `entries` is an Arrow binary, large_binary or binary_view array or chunked array
+/// (anything with `__arrow_c_array__` or `__arrow_c_stream__`), or a sequence of
+/// bytes-like objects; a null (or `None`) is a null row. Columns: `format_version`,
+/// `scope_id`, `ledger_id`, `entry_id`, `last_add_confirmed`, `length`, `digest_type`,
+/// `digest_ok`, then `payload` (`"binary"`: copied; `"binary_view"`: views into the
+/// input's Arrow buffers, or one copy for a Python sequence; `"none"`: no column),
+/// then `error` when `on_error="flag"`. `on_error="raise"` raises the first bad
+/// entry's error (its `.offset` is within the entry; the message names its index);
+/// `"flag"` keeps going and describes each bad entry in `error`, with ids null where
+/// its bytes did not hold them. `digest_type=None` names V2 entries' types from their
+/// flags and infers V1 entries' per ledger. The GIL is released while decoding.
+#[pyfunction]
+#[pyo3(signature = (entries, *, digest_type = None, password = Password::default(), verify = true, payload = "binary", on_error = "raise"), text_signature = "(entries, *, digest_type=None, password=b'', verify=True, payload='binary', on_error='raise')")]
+fn decode_entries<'py>(
+    py: Python<'py>,
+    entries: &Bound<'py, PyAny>,
+    digest_type: Option<&str>,
+    password: Password,
+    verify: bool,
+    payload: &str,
+    on_error: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let policy = digest_policy(py, digest_type)?;
+    let options = EntryBatchOptions {
+        payload: PayloadMode::from_name(payload).py_err(py)?,
+        on_error: OnError::from_name(on_error).py_err(py)?,
+    };
+    let input = EntriesInput::extract(entries)?;
+    let checks = if verify { EntryChecks::DIGEST } else { EntryChecks::default() };
+    let payload_bytes = if options.payload == PayloadMode::Binary { input.bytes() } else { 0 };
+    let batch = py
+        .detach(|| {
+            let mut resolver = DigestResolver::new(policy, password.as_bytes());
+            let mut builder = EntryBatchBuilder::new(options, input.rows(), payload_bytes);
+            match &input {
+                EntriesInput::Arrow(chunks) => {
+                    let mut first = 0;
+                    for chunk in chunks {
+                        append_entry_array(&mut builder, &mut resolver, chunk.as_ref(), first, checks)?;
+                        first += chunk.len();
+                    }
+                }
+                EntriesInput::Buffers(buffers) => {
+                    let slices = buffers.iter().map(|b| b.as_ref().map(BytesInput::as_slice));
+                    append_entries(&mut builder, &mut resolver, slices, 0, checks)?;
+                }
+            }
+            builder.finish()
+        })
+        .py_err(py)?;
+    PyRecordBatch::new(batch).into_pyarrow(py)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(decode_entries, m)?)?;
+    Ok(())
+}
+
