@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# numpy's BLAS threads would spin on the other core while timings run.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
@@ -395,6 +397,7 @@ def machine() -> dict[str, Any]:
         "platform": platform.platform(),
         "cpu": cpu,
         "cpus": os.cpu_count(),
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
         "python": platform.python_version(),
         "bkcodec": metadata.version("bkcodec"),
         "numpy": np.__version__,
@@ -431,7 +434,11 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(document, indent=2))
     else:
         passed = sum(r.status == "PASS" for r in run.results)
-        print(f"\n{passed} PASS, {len(misses)} MISS, {elapsed:.0f} s" + (f"; missed: {', '.join(misses)}" if misses else ""))
+        summary = f"{passed} PASS, {len(misses)} MISS, {elapsed:.0f} s"
+        if hasattr(os, "getloadavg"):
+            # Other work on the machine shows up in every figure; say how much there was.
+            summary += f", load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus"
+        print(f"\n{summary}" + (f"; missed: {', '.join(misses)}" if misses else ""))
     return 1 if args.strict and misses else 0
 
 

@@ -77,7 +77,7 @@ def test_quick_text_prints_one_line_per_comparison(quick_json):
             assert re.search(r"\d\.\d\dx .* INFO  bkcodec \S+ ", line), line
         else:
             assert re.search(r"\d\.\d\dx  target >= .* (PASS|MISS)  ", line), line
-    assert re.fullmatch(r"\d+ PASS, \d+ MISS, \d+ s(; missed: \S.*)?", lines[-1]), lines[-1]
+    assert re.fullmatch(r"\d+ PASS, \d+ MISS, \d+ s(, load average [\d.]+ on \d+ cpus)?(; missed: \S.*)?", lines[-1]), lines[-1]
 
 
 def test_strict_exit_code_follows_the_misses():

@@ -17,10 +17,13 @@ import timeit
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
-import pyarrow as pa
+# numpy's BLAS threads would spin on the other core while timings run.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import bkcodec
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+
+import bkcodec  # noqa: E402
 
 KiB = 1024
 MiB = 1024 * KiB
