@@ -11,6 +11,7 @@ import json
 import re
 import os
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -139,6 +140,29 @@ def test_generated_entry_log_layout():
         size = int.from_bytes(log[pos : pos + 4], "big")
         assert log[pos + 4 : pos + 4 + size] == record
         pos += 4 + size
+
+
+def test_generated_journal_layout():
+    records = work.entries(5, 100)
+    journal = work.journal_bytes(records, flush_every=2)
+    assert journal[:8] == b"BKLG\x00\x00\x00\x06" and not any(journal[8:512])
+    pos, found, paddings = 512, [], 0
+    while True:
+        (size,) = struct.unpack_from(">i", journal, pos)
+        if size == 0:
+            break
+        if size == -256:
+            (pad,) = struct.unpack_from(">i", journal, pos + 4)
+            pos += 8 + pad
+            assert pos % 512 == 0  # each padding record ends on the alignment
+            paddings += 1
+            continue
+        found.append(journal[pos + 4 : pos + 4 + size])
+        pos += 4 + size
+    key, data = found[0], found[1:]
+    assert struct.unpack_from(">qqi", key) == (work.LEDGER_ID, -0x1000, 20)
+    assert data == list(records)
+    assert paddings == 3  # after records 2 and 4, and after the last
 
 
 def test_memory_read_reads_every_word(tmp_path):

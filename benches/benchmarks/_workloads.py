@@ -126,6 +126,35 @@ def entry_log_bytes(records: tuple[bytes, ...] | list[bytes]) -> bytes:
     return b"".join(parts)
 
 
+JOURNAL_HEADER_SIZE = 512
+JOURNAL_ALIGNMENT = 512
+JOURNAL_PADDING_MASK = -0x100
+METAENTRY_ID_LEDGER_KEY = -0x1000
+
+
+def journal_bytes(records: tuple[bytes, ...] | list[bytes], flush_every: int = 64) -> bytes:
+    """A V6 journal (FORMATS.md §5): the 512-byte "BKLG" header, a ledger-key
+    record, then `[i32 len][entry]` records with a padding record aligning every
+    `flush_every` records to 512 bytes, as a bookie's flushes do; a zero length
+    ends the data, as preallocated zeros do."""
+    size = struct.Struct(">i")
+    key_record = struct.pack(">qqi", LEDGER_ID, METAENTRY_ID_LEDGER_KEY, 20) + bkcodec.master_key(b"bench")
+    parts = [b"BKLG" + size.pack(6) + bytes(JOURNAL_HEADER_SIZE - 8), size.pack(len(key_record)), key_record]
+    position = JOURNAL_HEADER_SIZE + 4 + len(key_record)
+    for index, record in enumerate(records, 1):
+        parts.append(size.pack(len(record)))
+        parts.append(record)
+        position += 4 + len(record)
+        if index % flush_every == 0 or index == len(records):
+            gap = -position % JOURNAL_ALIGNMENT
+            if gap:
+                pad = JOURNAL_ALIGNMENT - (8 - gap) if gap < 8 else gap - 8
+                parts.append(struct.pack(">ii", JOURNAL_PADDING_MASK, pad) + bytes(pad))
+                position += 8 + pad
+    parts.append(bytes(JOURNAL_ALIGNMENT))
+    return b"".join(parts)
+
+
 def data_dir() -> Path:
     """Where generated files are kept between runs ($BKCODEC_BENCH_DATA or a temp dir)."""
     path = Path(os.environ.get("BKCODEC_BENCH_DATA") or Path(tempfile.gettempdir()) / "bkcodec-bench")
@@ -150,6 +179,14 @@ def legacy_entry_log(total_bytes: int, payload_size: int) -> tuple[Path, int]:
     count = max(1, total_bytes // (payload_size + 40))
     name = f"legacy-{count}x{payload_size}-v1.log"
     path = cached_file(name, lambda: entry_log_bytes(entries(count, payload_size)))
+    return path, count
+
+
+def journal(total_bytes: int, payload_size: int) -> tuple[Path, int]:
+    """A cached V6 journal of about `total_bytes` with `payload_size` payloads
+    (CRC32C, V1 entries); returns its path and its number of entries."""
+    count = max(1, total_bytes // (payload_size + 40))
+    path = cached_file(f"journal-{count}x{payload_size}-v6.txn", lambda: journal_bytes(entries(count, payload_size)))
     return path, count
 
 
