@@ -11,7 +11,6 @@ import json
 import re
 import os
 import shutil
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -129,40 +128,6 @@ def test_python_decoder_detects_a_flipped_bit():
 def test_python_decoder_rejects_malformed_entries(entry, message):
     with pytest.raises(compare.PythonEntryError, match=message):
         compare.python_decode_crc32c([entry])
-
-
-def test_generated_entry_log_layout():
-    records = work.entries(3, 10)
-    log = work.entry_log_bytes(records)
-    assert log[:8] == b"BKLO\x00\x00\x00\x01" and len(log) == 1024 + sum(4 + len(r) for r in records)
-    pos = 1024
-    for record in records:
-        size = int.from_bytes(log[pos : pos + 4], "big")
-        assert log[pos + 4 : pos + 4 + size] == record
-        pos += 4 + size
-
-
-def test_generated_journal_layout():
-    records = work.entries(5, 100)
-    journal = work.journal_bytes(records, flush_every=2)
-    assert journal[:8] == b"BKLG\x00\x00\x00\x06" and not any(journal[8:512])
-    pos, found, paddings = 512, [], 0
-    while True:
-        (size,) = struct.unpack_from(">i", journal, pos)
-        if size == 0:
-            break
-        if size == -256:
-            (pad,) = struct.unpack_from(">i", journal, pos + 4)
-            pos += 8 + pad
-            assert pos % 512 == 0  # each padding record ends on the alignment
-            paddings += 1
-            continue
-        found.append(journal[pos + 4 : pos + 4 + size])
-        pos += 4 + size
-    key, data = found[0], found[1:]
-    assert struct.unpack_from(">qqi", key) == (work.LEDGER_ID, -0x1000, 20)
-    assert data == list(records)
-    assert paddings == 3  # after records 2 and 4, and after the last
 
 
 def test_memory_read_reads_every_word(tmp_path):

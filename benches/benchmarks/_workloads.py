@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import os
 import random
-import struct
 import tempfile
 import timeit
 from pathlib import Path
@@ -35,9 +34,6 @@ MIN_ENTRIES, MAX_ENTRIES = 256, 100_000
 
 LEDGER_ID = 7
 V2_SCOPE_ID = 0x5C0FE
-
-ENTRY_LOG_HEADER_SIZE = 1024
-
 
 def entry_count(payload_size: int, batch_bytes: int = BATCH_BYTES) -> int:
     """How many entries of this payload size make a batch worth timing."""
@@ -113,48 +109,6 @@ def value_bytes(array: pa.BinaryArray) -> memoryview:
     return memoryview(array.buffers()[2])[start:end]
 
 
-def entry_log_bytes(records: tuple[bytes, ...] | list[bytes]) -> bytes:
-    """A legacy entry log (FORMATS.md §3): the 1024-byte "BKLO" version-1 header,
-    then `[i32 size][entry]` records; the ledgers map is not written (offset 0),
-    as in a log that was never rotated."""
-    header = b"BKLO" + struct.pack(">i", 1) + bytes(ENTRY_LOG_HEADER_SIZE - 8)
-    size = struct.Struct(">i")
-    parts = [header]
-    for record in records:
-        parts.append(size.pack(len(record)))
-        parts.append(record)
-    return b"".join(parts)
-
-
-JOURNAL_HEADER_SIZE = 512
-JOURNAL_ALIGNMENT = 512
-JOURNAL_PADDING_MASK = -0x100
-METAENTRY_ID_LEDGER_KEY = -0x1000
-
-
-def journal_bytes(records: tuple[bytes, ...] | list[bytes], flush_every: int = 64) -> bytes:
-    """A V6 journal (FORMATS.md §5): the 512-byte "BKLG" header, a ledger-key
-    record, then `[i32 len][entry]` records with a padding record aligning every
-    `flush_every` records to 512 bytes, as a bookie's flushes do; a zero length
-    ends the data, as preallocated zeros do."""
-    size = struct.Struct(">i")
-    key_record = struct.pack(">qqi", LEDGER_ID, METAENTRY_ID_LEDGER_KEY, 20) + bkcodec.master_key(b"bench")
-    parts = [b"BKLG" + size.pack(6) + bytes(JOURNAL_HEADER_SIZE - 8), size.pack(len(key_record)), key_record]
-    position = JOURNAL_HEADER_SIZE + 4 + len(key_record)
-    for index, record in enumerate(records, 1):
-        parts.append(size.pack(len(record)))
-        parts.append(record)
-        position += 4 + len(record)
-        if index % flush_every == 0 or index == len(records):
-            gap = -position % JOURNAL_ALIGNMENT
-            if gap:
-                pad = JOURNAL_ALIGNMENT - (8 - gap) if gap < 8 else gap - 8
-                parts.append(struct.pack(">ii", JOURNAL_PADDING_MASK, pad) + bytes(pad))
-                position += 8 + pad
-    parts.append(bytes(JOURNAL_ALIGNMENT))
-    return b"".join(parts)
-
-
 def data_dir() -> Path:
     """Where generated files are kept between runs ($BKCODEC_BENCH_DATA or a temp dir)."""
     path = Path(os.environ.get("BKCODEC_BENCH_DATA") or Path(tempfile.gettempdir()) / "bkcodec-bench")
@@ -162,32 +116,56 @@ def data_dir() -> Path:
     return path
 
 
-def cached_file(name: str, build: Callable[[], bytes]) -> Path:
-    """A file under `data_dir()`, written once by `build`; the write is atomic so
-    concurrent benchmark processes never read a half-written file."""
+def cached_file(name: str, write: Callable[[Path], None]) -> Path:
+    """A file under `data_dir()`, made once by `write(path)`; it is written under a
+    temporary name and renamed, so concurrent benchmark processes never read a
+    half-written file."""
     path = data_dir() / name
     if not path.exists():
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(build())
+        write(tmp)
         tmp.replace(path)
     return path
 
 
-def legacy_entry_log(total_bytes: int, payload_size: int) -> tuple[Path, int]:
-    """A cached legacy entry log of about `total_bytes` with `payload_size` payloads
-    (CRC32C, V1); returns its path and its number of entries."""
-    count = max(1, total_bytes // (payload_size + 40))
-    name = f"legacy-{count}x{payload_size}-v1.log"
-    path = cached_file(name, lambda: entry_log_bytes(entries(count, payload_size)))
-    return path, count
+def _count(total_bytes: int, payload_size: int) -> int:
+    # 4 bytes of framing, 36 of V1 CRC-32C header per entry
+    return max(1, total_bytes // (payload_size + 40))
+
+
+def entry_log(total_bytes: int, payload_size: int) -> tuple[Path, int]:
+    """A cached legacy entry log of about `total_bytes`, `payload_size` payloads
+    (CRC-32C, V1), rolled (ledgers map written) as a rotated log is; its path and
+    number of entries."""
+    count = _count(total_bytes, payload_size)
+
+    def write(path: Path) -> None:
+        with bkcodec.EntryLogWriter(path, 1, layout="legacy", overwrite=True) as writer:
+            for entry in entries(count, payload_size):
+                writer.add_entry(entry)
+
+    return cached_file(f"entry-log-{count}x{payload_size}.log", write), count
+
+
+JOURNAL_FLUSH_EVERY = 64
 
 
 def journal(total_bytes: int, payload_size: int) -> tuple[Path, int]:
-    """A cached V6 journal of about `total_bytes` with `payload_size` payloads
-    (CRC32C, V1 entries); returns its path and its number of entries."""
-    count = max(1, total_bytes // (payload_size + 40))
-    path = cached_file(f"journal-{count}x{payload_size}-v6.txn", lambda: journal_bytes(entries(count, payload_size)))
-    return path, count
+    """A cached V6 journal of about `total_bytes`, `payload_size` payloads (CRC-32C,
+    V1): a ledger-key record, then the entries with a flush (so a padding record)
+    every JOURNAL_FLUSH_EVERY of them, as a busy bookie writes; its path and number
+    of data entries."""
+    count = _count(total_bytes, payload_size)
+
+    def write(path: Path) -> None:
+        with bkcodec.JournalWriter(path, version=6, overwrite=True) as writer:
+            writer.add_ledger_key(LEDGER_ID, bkcodec.master_key(b"bench"))
+            for index, entry in enumerate(entries(count, payload_size), 1):
+                writer.add_entry(entry)
+                if index % JOURNAL_FLUSH_EVERY == 0:
+                    writer.flush()
+
+    return cached_file(f"journal-{count}x{payload_size}-v6.txn", write), count
 
 
 def memory_read(buffer) -> int:
