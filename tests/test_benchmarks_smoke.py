@@ -142,9 +142,12 @@ def test_memory_read_reads_every_word(tmp_path):
 # asv: every benchmark of every module runs once on its first (smallest) parameters.
 
 RUN_ONCE = """
-import importlib, itertools, sys
+import importlib, sys
 cls = getattr(importlib.import_module(sys.argv[1]), sys.argv[2])
-params = [values[0] for values in cls.params] if hasattr(cls, "params") else []
+grid = getattr(cls, "params", [])
+if grid and not isinstance(grid[0], (list, tuple)):
+    grid = [grid]  # asv's form for a single parameter
+params = [values[0] for values in grid]
 bench = cls()
 try:
     bench.setup(*params)

@@ -42,8 +42,15 @@ class _ReadFile:
     track_gb_per_second.unit = "GB/s"
 
 
+def _require(*names):
+    missing = [name for name in names if not hasattr(bkcodec, name)]
+    if missing:
+        raise NotImplementedError(f"this bkcodec has no {', '.join(missing)}")
+
+
 class ReadEntryLog(_ReadFile):
     def setup(self, payload_size, verify, payload):
+        _require("read_entry_log", "EntryLogWriter")
         self.prepare(entry_log, bkcodec.read_entry_log, payload_size, verify, payload)
 
     def time_read_entry_log(self, payload_size, verify, payload):
@@ -53,6 +60,7 @@ class ReadEntryLog(_ReadFile):
 class ReadJournal(_ReadFile):
     extra_rows = 1
     def setup(self, payload_size, verify, payload):
+        _require("read_journal", "JournalWriter")
         self.prepare(journal, bkcodec.read_journal, payload_size, verify, payload)
 
     def time_read_journal(self, payload_size, verify, payload):
@@ -66,6 +74,7 @@ class FileMemoryRead:
     param_names = ["payload_size"]
 
     def setup(self, payload_size):
+        _require("EntryLogWriter")
         self.path, _ = entry_log(FILE_BYTES, payload_size)
         self.size = self.path.stat().st_size
         file_memory_read(self.path)
