@@ -9,6 +9,14 @@ pub mod digest;
 pub mod entry;
 pub mod error;
 
+// Ledger metadata, bookie ids and the wire protocol.
+pub mod bookie_id;
+pub(crate) mod java_number;
+pub mod metadata;
+pub mod wire;
+
 pub use digest::{DigestType, Digester};
 pub use entry::{Entry, EntryFormat, EntryHeader};
 pub use error::{Error, ErrorKind, Result};
+pub use bookie_id::BookieId;
+pub use metadata::{LedgerDigestInfo, LedgerMetadata};
