@@ -188,3 +188,58 @@ pub fn ledger_metadata_batch(records: &[ZnodeRecord]) -> Result<RecordBatch> {
 fn arrow_error(e: arrow_schema::ArrowError) -> Error {
     Error::new(ErrorKind::InvalidArgument, 0, format!("building the metadata table: {e}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Int32Type, Int64Type};
+    use arrow_array::Array;
+
+    use super::*;
+    use crate::metadata::znode_dump::decode_znode;
+
+    const V1: &[u8] = b"BookieMetadataFormatVersion\t1\n2\n3\n10\n0\ta:1\tb:1\tc:1\n5\td:1\te:1\tf:1\n4\tCLOSED";
+
+    #[test]
+    fn one_row_per_znode_with_errors_in_place() {
+        let records = vec![
+            decode_znode(Some("/ledgers/00/0000/L0007"), None, V1),
+            decode_znode(Some("/ledgers/L0000000008"), None, b"garbage"),
+            decode_znode(Some("/ledgers/LAYOUT"), None, V1),
+            decode_znode(None, Some(9), V1),
+        ];
+        let batch = ledger_metadata_batch(&records).unwrap();
+        assert_eq!(batch.num_rows(), 4);
+        assert_eq!(batch.schema(), ledger_metadata_schema());
+        let ids = batch.column_by_name("ledger_id").unwrap().as_primitive::<Int64Type>();
+        assert_eq!(ids.iter().collect::<Vec<_>>(), [Some(7), Some(8), None, Some(9)]);
+        let errors = batch.column_by_name("error").unwrap().as_string::<i32>();
+        assert!(errors.is_null(0) && errors.is_null(3));
+        assert!(errors.value(1).starts_with("corrupt: ledger metadata header corrupt at index 0"), "{}", errors.value(1));
+        assert!(errors.value(2).contains("not a ledger metadata path"));
+        let offsets = batch.column_by_name("error_offset").unwrap().as_primitive::<Int64Type>();
+        assert_eq!(offsets.iter().collect::<Vec<_>>(), [None, Some(0), Some(0), None]);
+        let quorum = batch.column_by_name("write_quorum_size").unwrap().as_primitive::<Int32Type>();
+        assert_eq!(quorum.iter().collect::<Vec<_>>(), [Some(2), None, None, Some(2)]);
+
+        let ensembles = batch.column_by_name("ensembles").unwrap().as_list::<i32>();
+        assert!(ensembles.is_null(1));
+        let row0 = ensembles.value(0);
+        let row0 = row0.as_struct();
+        assert_eq!(row0.len(), 2);
+        let firsts = row0.column(0).as_primitive::<Int64Type>();
+        assert_eq!(firsts.values().to_vec(), [0, 5]);
+        let bookies = row0.column(1).as_list::<i32>();
+        let second = bookies.value(1);
+        let second = second.as_string::<i32>();
+        assert_eq!(second.iter().flatten().collect::<Vec<_>>(), ["d:1", "e:1", "f:1"]);
+        let custom = batch.column_by_name("custom_metadata").unwrap();
+        assert!(custom.is_null(1) && !custom.is_null(0));
+    }
+
+    #[test]
+    fn an_empty_batch_has_the_schema() {
+        let batch = ledger_metadata_batch(&[]).unwrap();
+        assert_eq!((batch.num_rows(), batch.num_columns()), (0, 17));
+    }
+}

@@ -118,3 +118,42 @@ mod tests {
         assert!(ledger_id_from_path("dump/99999999999999999999").is_err());
     }
 }
+
+#[cfg(test)]
+mod dir_tests {
+    use super::*;
+
+    /// A scratch directory removed on drop.
+    struct Scratch(PathBuf);
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    const V1: &[u8] = b"BookieMetadataFormatVersion\t1\n1\n1\n0\n0\ta:1\n";
+
+    #[test]
+    fn reads_a_dump_in_path_order_and_keeps_bad_files_as_errors() {
+        let root = std::env::temp_dir().join(format!("bkcodec-znode-dump-{}", std::process::id()));
+        let _cleanup = Scratch(root.clone());
+        let put = |rel: &str, data: &[u8]| {
+            let p = root.join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, data).unwrap();
+        };
+        put("ledgers/00/0000/L0002", V1);
+        put("ledgers/L0000000001", V1);
+        put("ledgers/LAYOUT", b"1\nHierarchicalLedgerManagerFactory:2");
+        put("ledgers/idgen/ID-0000000003", b"");
+        put("ledgers/000/0000/0000/0000/L0004", b"not metadata");
+        put("by-id/5.bin", V1);
+        let records = read_znode_dir(&root).unwrap();
+        let seen: Vec<(Option<i64>, bool)> = records.iter().map(|r| (r.ledger_id, r.metadata.is_ok())).collect();
+        assert_eq!(seen, [(Some(5), true), (Some(2), true), (Some(4), false), (Some(1), true)]);
+        let bad = records[2].metadata.as_ref().unwrap_err();
+        assert!(bad.path.as_ref().unwrap().ends_with("L0004"));
+        assert!(read_znode_dir(&root.join("missing")).is_err());
+    }
+}
