@@ -7,9 +7,19 @@ mod buffer;
 mod errors;
 mod checksum;
 
+// Ledger metadata, bookie ids, wire frames and metadata RPC messages.
+mod bookie_id;
+mod metadata;
+mod rpc;
+mod wire;
+
 #[pymodule]
 fn _bkcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     checksum::register(m)?;
+    bookie_id::register(m)?;
+    metadata::register(m)?;
+    wire::register(m)?;
+    rpc::register(m)?;
     Ok(())
 }
