@@ -7,6 +7,8 @@
 //! of vanishing. Strings that BookKeeper validates itself (bookie ids, custom
 //! metadata keys) are read as bytes, so that bad UTF-8 gets BookKeeper's treatment
 //! (a rejected bookie id, a replaced character) rather than a protobuf decode error.
+//! One difference remains: a known field number with the wrong wire type is an error
+//! here, where protobuf-java would file it as an unknown field and carry on.
 
 use prost::Message;
 
