@@ -159,10 +159,10 @@ fn is_word(b: u8) -> bool {
 }
 
 impl<'a> Tokenizer<'a> {
-    fn new(text: &'a [u8], base: usize) -> Result<Self> {
+    fn new(text: &'a [u8], base: usize) -> Self {
         let mut t = Tokenizer { text, base, pos: 0, tok_start: 0, tok_end: 0 };
-        t.advance()?;
-        Ok(t)
+        t.advance();
+        t
     }
 
     fn err(&self, detail: impl Into<String>) -> Error {
@@ -182,7 +182,7 @@ impl<'a> Tokenizer<'a> {
     }
 
     /// Moves to the next token, skipping whitespace and comments.
-    fn advance(&mut self) -> Result<()> {
+    fn advance(&mut self) {
         let t = self.text;
         let mut p = self.pos;
         loop {
@@ -201,7 +201,7 @@ impl<'a> Tokenizer<'a> {
         if p >= t.len() {
             self.tok_end = p;
             self.pos = p;
-            return Ok(());
+            return;
         }
         let c = t[p];
         let mut e = p + 1;
@@ -237,7 +237,6 @@ impl<'a> Tokenizer<'a> {
         }
         self.tok_end = e;
         self.pos = e;
-        Ok(())
     }
 
     fn looking_at(&self, s: &str) -> bool {
@@ -246,7 +245,7 @@ impl<'a> Tokenizer<'a> {
 
     fn try_consume(&mut self, s: &str) -> Result<bool> {
         if self.looking_at(s) {
-            self.advance()?;
+            self.advance();
             Ok(true)
         } else {
             Ok(false)
@@ -269,7 +268,7 @@ impl<'a> Tokenizer<'a> {
             return Err(self.err(format!("expected a field name, found {:?}", self.token_text())));
         }
         let s = self.token_text();
-        self.advance()?;
+        self.advance();
         Ok((s, at))
     }
 
@@ -295,7 +294,7 @@ impl<'a> Tokenizer<'a> {
         if value < min || value > max {
             return Err(self.err(format!("number {tok} is out of range for the field")));
         }
-        self.advance()?;
+        self.advance();
         Ok(value)
     }
 
@@ -316,7 +315,7 @@ impl<'a> Tokenizer<'a> {
                 .find(|(n, _)| *n == name)
                 .map(|(_, v)| *v)
                 .ok_or_else(|| self.err(format!("enum {type_name} has no value named {name:?}")))?;
-            self.advance()?;
+            self.advance();
             Ok(v)
         } else {
             let at = self.tok_start;
@@ -354,7 +353,8 @@ impl<'a> Tokenizer<'a> {
         unescape_into(inner, out).map_err(|(i, why)| {
             Error::corrupt((self.base + self.tok_start + 1 + i) as u64, format!("format 2 text: {why}"))
         })?;
-        self.advance()
+        self.advance();
+        Ok(())
     }
 }
 
@@ -525,7 +525,7 @@ pub(super) fn parse(data: &[u8], start: usize) -> Result<LedgerMetadataFormat> {
     // Java decodes the bytes as UTF-8 with replacement first. Valid text (the
     // normal case) is borrowed, so offsets stay exact.
     let text = String::from_utf8_lossy(&data[start..]);
-    let mut t = Tokenizer::new(text.as_bytes(), start)?;
+    let mut t = Tokenizer::new(text.as_bytes(), start);
     let mut f = LedgerMetadataFormat::default();
     while !t.at_end() {
         let (name, at) = t.consume_identifier()?;
