@@ -8,6 +8,7 @@ pub mod bytes;
 pub mod digest;
 pub mod entry;
 pub mod error;
+pub mod files;
 
 pub use digest::{DigestType, Digester};
 pub use entry::{Entry, EntryFormat, EntryHeader};
