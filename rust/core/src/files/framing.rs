@@ -35,10 +35,10 @@ pub(crate) const MAX_SYNC_RECORD: usize = (1 << 24) - 1;
 /// Records up to this size may be confirmed by their digest when the chain after
 /// them is damaged (bounded so a search through random bytes stays linear).
 const MAX_DIGEST_RESCUE: usize = 64 * 1024;
-/// Records after a sync point that must frame (or end the chain cleanly).
+/// Records after a sync point that must frame (unless the chain ends cleanly first).
 const SYNC_CHAIN: u32 = 2;
 /// Records after an accepted record that are checked before searching inside it.
-const ACCEPT_CHAIN: u32 = 1;
+const ACCEPT_CHAIN: u32 = 2;
 /// Direct-I/O writers pad to this boundary.
 pub(crate) const PADDING_BLOCK: usize = 4096;
 
@@ -212,7 +212,13 @@ impl Chain {
         }
         if len - p < 4 {
             self.done = true;
-            let kind = if data[p..].iter().all(|&b| b == 0) { GapKind::TrailingZeros } else { GapKind::TornRecord };
+            let kind = if data[p..].iter().all(|&b| b == 0) {
+                GapKind::TrailingZeros
+            } else if F::FILL.is_some_and(|fill| data[p..].iter().all(|&b| b == fill)) {
+                GapKind::Padding
+            } else {
+                GapKind::TornRecord
+            };
             return Some(Step::Gap(gap(p, len, kind)));
         }
         if i32_at(data, p) == 0 {
@@ -221,6 +227,16 @@ impl Chain {
         if let Some(fill) = F::FILL {
             if data[p] == fill {
                 let end = first_not(data, p, len, fill);
+                // Four fill bytes in the middle of a block may be a size field
+                // overwritten in front of an intact entry.
+                if end - p == 4 && end % PADDING_BLOCK != 0 {
+                    if let Some(r) = self.find_sync(f, data, p + 1, len) {
+                        if let Some(kind) = f.reframe(data, p, r) {
+                            self.pos = r;
+                            return Some(Step::Record { offset: p, end: r, kind, reframed: true });
+                        }
+                    }
+                }
                 self.pos = end;
                 return Some(Step::Gap(gap(p, end, GapKind::Padding)));
             }
@@ -341,7 +357,7 @@ impl Chain {
     }
 
     /// Whether the walk, arriving at `q` after a record, finds the file continuing
-    /// sensibly: `depth` more plausible records, or a clean end. A clean end is
+    /// sensibly: `depth` more plausible records, or a clean end before them. A clean end is
     /// the end of the file, an anchor record (journal padding, entry-log map), or a
     /// run of zeros to the end of the file or of padding to a 4 KiB boundary that
     /// starts right at `q` (a record may end with a few such bytes of its own, so up
@@ -363,12 +379,15 @@ impl Chain {
                         && run_starts_near(data, q, fill);
                 }
             }
+            if depth == 0 {
+                return true;
+            }
             match f.check(data, q, true) {
                 Check::Record { end, kind } => {
                     if !f.may_sync(q, kind) {
                         return false;
                     }
-                    if depth == 0 || f.is_anchor(kind) {
+                    if f.is_anchor(kind) {
                         return true;
                     }
                     depth -= 1;
