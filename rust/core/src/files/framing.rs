@@ -145,12 +145,9 @@ fn i32_at(data: &[u8], p: usize) -> i32 {
     i32::from_be_bytes(data[p..p + 4].try_into().expect("4 bytes"))
 }
 
-/// Bytes of a run that may belong to the record before it.
-const RUN_SLACK: usize = 8;
-
-/// Whether fewer than `RUN_SLACK + 1` bytes equal to `byte` precede `q`.
-fn run_starts_near(data: &[u8], q: usize, byte: u8) -> bool {
-    q < RUN_SLACK + 1 || data[q - RUN_SLACK - 1..q].iter().any(|&b| b != byte)
+/// Whether the run of `byte` at `q` starts exactly there.
+fn run_starts_at(data: &[u8], q: usize, byte: u8) -> bool {
+    q == 0 || data[q - 1] != byte
 }
 
 fn gap(offset: usize, end: usize, kind: GapKind) -> Gap {
@@ -243,7 +240,8 @@ impl Chain {
         }
         match f.check(data, p, false) {
             Check::Record { end, kind } => {
-                if !self.chain_ok(f, data, end, ACCEPT_CHAIN) && !f.verifies(data, p, end, kind) {
+                let anchor = f.is_anchor(kind) && matches!(f.check(data, p, true), Check::Record { .. });
+                if !anchor && !self.chain_ok(f, data, end, ACCEPT_CHAIN) && !f.verifies(data, p, end, kind) {
                     // The next record does not frame: either this size field is wrong
                     // or the damage starts after this record. A sync point inside the
                     // record says the size field is wrong; one after it may still
@@ -357,12 +355,11 @@ impl Chain {
     }
 
     /// Whether the walk, arriving at `q` after a record, finds the file continuing
-    /// sensibly: `depth` more plausible records, or a clean end before them. A clean end is
-    /// the end of the file, an anchor record (journal padding, entry-log map), or a
-    /// run of zeros to the end of the file or of padding to a 4 KiB boundary that
-    /// starts right at `q` (a record may end with a few such bytes of its own, so up
-    /// to eight are allowed before `q`; a size field landing deep inside a run is not
-    /// a clean end).
+    /// sensibly: `depth` more plausible records, or a clean end before them. A clean
+    /// end is the end of the file, an anchor record (journal padding, entry-log map),
+    /// or a run of zeros to the end of the file or of 0xF0 to a 4 KiB boundary that
+    /// starts exactly at `q`. (A record whose last byte is a zero or 0xF0 is then not
+    /// confirmed this way; it is still accepted when nothing contradicts it.)
     fn chain_ok<F: Framing>(&mut self, f: &F, data: &[u8], mut q: usize, mut depth: u32) -> bool {
         let len = data.len();
         loop {
@@ -370,13 +367,13 @@ impl Chain {
                 return true;
             }
             if i32_at(data, q) == 0 {
-                return self.zero_run_end(data, q) == len && run_starts_near(data, q, 0);
+                return self.zero_run_end(data, q) == len && run_starts_at(data, q, 0);
             }
             if let Some(fill) = F::FILL {
                 if data[q] == fill {
                     let end = first_not(data, q, len.min(q + PADDING_BLOCK), fill);
                     return (end == len || (end % PADDING_BLOCK == 0 && end - q < PADDING_BLOCK))
-                        && run_starts_near(data, q, fill);
+                        && run_starts_at(data, q, fill);
                 }
             }
             if depth == 0 {
@@ -406,7 +403,7 @@ impl Chain {
         match f.check(data, p, true) {
             Check::Record { end, kind } => {
                 f.may_sync(p, kind)
-                    && self.chain_ok(f, data, end, SYNC_CHAIN)
+                    && (f.is_anchor(kind) || self.chain_ok(f, data, end, SYNC_CHAIN))
                     || (end - p <= MAX_DIGEST_RESCUE && f.verifies(data, p, end, kind))
             }
             _ => false,

@@ -6,6 +6,11 @@
 use crate::entry::{decode_entry, parse_header, parse_v2_flags, EntryFormat, V1_HEADER_LEN, V2_HEADER_LEN};
 use crate::files::framing::ScanOptions;
 
+/// Entry ids and ledger lengths at or above these are taken as random bytes when
+/// looking for a sync point (real ledgers are rolled long before).
+const MAX_SYNC_ENTRY_ID: i64 = 1 << 40;
+const MAX_SYNC_LENGTH: i64 = 1 << 50;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Verdict {
     Plausible,
@@ -46,9 +51,10 @@ pub(crate) fn entry_verdict(head: &[u8], n: usize, strict: bool) -> Verdict {
         let lac = i64_at(head, ids_at + 16);
         let length = i64_at(head, ids_at + 24);
         // An entry is sent before it can be confirmed, so its LAC is below its id; the
-        // ledger length includes this entry's payload (at least n - header - 20-byte digest).
+        // ledger length includes this entry's payload (at least n - header - 20-byte
+        // digest); and no ledger reaches 2^40 entries or 2^50 bytes.
         let min_length = n as i64 - header_len as i64 - 20;
-        if lac < -1 || lac >= entry_id || length < 0 || length < min_length {
+        if lac < -1 || lac >= entry_id || entry_id >= MAX_SYNC_ENTRY_ID || length < min_length || length >= MAX_SYNC_LENGTH {
             return Verdict::Implausible;
         }
     }
