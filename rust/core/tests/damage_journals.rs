@@ -338,6 +338,9 @@ fn random_damage_keeps_every_framable_record() {
         let mut bytes = base.clone();
         let mut touched = Vec::new();
         for _ in 0..1 + rng.below(3) {
+            if bytes.len() <= 512 + 4 {
+                break;
+            }
             let at = 512 + rng.below(bytes.len() as u64 - 512);
             match rng.below(4) {
                 0 => {

@@ -39,6 +39,11 @@ const MAX_DIGEST_RESCUE: usize = 64 * 1024;
 const SYNC_CHAIN: u32 = 2;
 /// Records after an accepted record that are checked before searching inside it.
 const ACCEPT_CHAIN: u32 = 2;
+/// Two real records never start closer than this (a size field and a 32-byte
+/// header), so of two plausible records starting closer, one is a shifted view.
+const SHIFT_WINDOW: usize = 36;
+/// Records followed when checking whether records end exactly at a position.
+const MAX_TILING_RECORDS: usize = 64;
 /// Direct-I/O writers pad to this boundary.
 pub(crate) const PADDING_BLOCK: usize = 4096;
 
@@ -145,6 +150,12 @@ fn i32_at(data: &[u8], p: usize) -> i32 {
     i32::from_be_bytes(data[p..p + 4].try_into().expect("4 bytes"))
 }
 
+/// Whether a sync point could start at `c`: its size field starts with a zero byte
+/// (records below 16 MiB) or with the journal padding marker.
+fn may_start<F: Framing>(data: &[u8], c: usize) -> bool {
+    data[c] == 0 || (F::PADDING_MARKER && data[c] == 0xFF)
+}
+
 /// Whether the run of `byte` at `q` starts exactly there.
 fn run_starts_at(data: &[u8], q: usize, byte: u8) -> bool {
     q == 0 || data[q - 1] != byte
@@ -240,8 +251,14 @@ impl Chain {
         }
         match f.check(data, p, false) {
             Check::Record { end, kind } => {
-                let anchor = f.is_anchor(kind) && matches!(f.check(data, p, true), Check::Record { .. });
-                if !anchor && !self.chain_ok(f, data, end, ACCEPT_CHAIN) && !f.verifies(data, p, end, kind) {
+                // Anchors confirm themselves or not at all: a padding length damaged by
+                // a multiple of the alignment still lands on a record boundary.
+                let confirmed = if f.is_anchor(kind) {
+                    matches!(f.check(data, p, true), Check::Record { .. })
+                } else {
+                    self.chain_ok(f, data, end, ACCEPT_CHAIN) || f.verifies(data, p, end, kind)
+                };
+                if !confirmed {
                     // The next record does not frame: either this size field is wrong
                     // or the damage starts after this record. A sync point inside the
                     // record says the size field is wrong; one after it may still
@@ -363,8 +380,11 @@ impl Chain {
     fn chain_ok<F: Framing>(&mut self, f: &F, data: &[u8], mut q: usize, mut depth: u32) -> bool {
         let len = data.len();
         loop {
-            if q == len || len - q < 4 {
+            if depth == 0 || q == len {
                 return true;
+            }
+            if len - q < 4 {
+                return false;
             }
             if i32_at(data, q) == 0 {
                 return self.zero_run_end(data, q) == len && run_starts_at(data, q, 0);
@@ -375,9 +395,6 @@ impl Chain {
                     return (end == len || (end % PADDING_BLOCK == 0 && end - q < PADDING_BLOCK))
                         && run_starts_at(data, q, fill);
                 }
-            }
-            if depth == 0 {
-                return true;
             }
             match f.check(data, q, true) {
                 Check::Record { end, kind } => {
@@ -395,18 +412,76 @@ impl Chain {
         }
     }
 
-    /// Whether a record starts at `p` that the walk may resynchronise on.
+    /// Whether a record starts at `p` that the walk may resynchronise on: it passes
+    /// [`Chain::frames_strongly`], and it is not the wrong one of two plausible
+    /// records starting less than `SHIFT_WINDOW` bytes apart. Such pairs come from a
+    /// real header seen a few bytes off (small ids shifted by a byte still look like
+    /// ids):
+    /// - a record starting just before `p` and covering it wins, unless the records
+    ///   from `p` end exactly where it ends (then it is an envelope around them);
+    /// - `p` loses when the plausible records starting just after it, inside it, end
+    ///   exactly where it ends (then `p` is such an envelope).
     fn is_sync<F: Framing>(&mut self, f: &F, data: &[u8], p: usize) -> bool {
+        let Some(end) = self.frames_strongly(f, data, p) else { return false };
+        for c in (p + 1).saturating_sub(SHIFT_WINDOW)..p {
+            if !may_start::<F>(data, c) || c + 4 > data.len() || i32_at(data, c) == 0 {
+                continue;
+            }
+            if let Check::Record { end: end_c, kind } = f.check(data, c, true) {
+                // Up to 3 bytes off, a plausible header is enough (the real record may
+                // be followed by damage, and a header read 1-3 bytes early is never
+                // plausible: its entry id would hold the ledger id's low bytes shifted
+                // past 2^40). Further off, the record must be confirmed too, or shifted
+                // views of a damaged record would hide the record after it.
+                let wins = end_c > p
+                    && f.may_sync(c, kind)
+                    && !self.records_tile(f, data, p, end_c)
+                    && (p - c <= 3 || self.frames_strongly(f, data, c).is_some());
+                if wins {
+                    return false;
+                }
+            }
+        }
+        for c in p + 1..end.min(p + SHIFT_WINDOW) {
+            if may_start::<F>(data, c) && self.records_tile(f, data, c, end) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Whether strictly plausible records from `from` end exactly at `to`.
+    fn records_tile<F: Framing>(&self, f: &F, data: &[u8], mut from: usize, to: usize) -> bool {
+        for _ in 0..MAX_TILING_RECORDS {
+            if from == to {
+                return true;
+            }
+            if from > to || from + 4 > data.len() || i32_at(data, from) == 0 {
+                return false;
+            }
+            match f.check(data, from, true) {
+                Check::Record { end, .. } => from = end,
+                _ => return false,
+            }
+        }
+        false
+    }
+
+    /// The end of the record at `p` if it passes the strict tests and is confirmed:
+    /// an anchor, two more records after it (or a clean end), or, for small records,
+    /// a configured digest.
+    fn frames_strongly<F: Framing>(&mut self, f: &F, data: &[u8], p: usize) -> Option<usize> {
         if p + 4 > data.len() || i32_at(data, p) == 0 || F::FILL == Some(data[p]) {
-            return false;
+            return None;
         }
         match f.check(data, p, true) {
             Check::Record { end, kind } => {
-                f.may_sync(p, kind)
-                    && (f.is_anchor(kind) || self.chain_ok(f, data, end, SYNC_CHAIN))
-                    || (end - p <= MAX_DIGEST_RESCUE && f.verifies(data, p, end, kind))
+                let confirmed = f.is_anchor(kind)
+                    || self.chain_ok(f, data, end, SYNC_CHAIN)
+                    || (end - p <= MAX_DIGEST_RESCUE && f.verifies(data, p, end, kind));
+                (f.may_sync(p, kind) && confirmed).then_some(end)
             }
-            _ => false,
+            _ => None,
         }
     }
 
