@@ -97,7 +97,7 @@ impl Framing for JournalFraming {
             // multiple of 512); a padding length damaged by a multiple of 512 would
             // still align, so the content must be zeros too.
             if strict
-                && (end % ALIGNMENT_UNIT != 0 || pad as usize > MAX_PADDING || first_not(data, p + 8, end, 0) != end)
+                && (end & (ALIGNMENT_UNIT - 1) != 0 || pad as usize > MAX_PADDING || first_not(data, p + 8, end, 0) != end)
             {
                 return Check::Bad(GapKind::BadRecord);
             }
