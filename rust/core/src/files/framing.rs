@@ -3,25 +3,41 @@
 //! span that holds no record as a [`Gap`], and resynchronises after damage.
 //!
 //! Two tests decide what is a record:
-//! - *accepted* (the walk is in step, at the byte after a good record): the size
-//!   field frames a plausible header, and either the records after it frame too, or
-//!   its digest verifies, or no resynchronisation point lies inside it. A garbage
-//!   size that fits in the file is caught by the last test, so it cannot swallow the
-//!   good records it covers.
-//! - *sync point* (the walk lost step, or a byte range starts mid-file): the size
-//!   field is below 16 MiB, the header passes stricter tests (ids, last-add-confirmed
-//!   below the entry id, non-negative length), and two more records after it frame
-//!   with plausible headers, or the chain ends cleanly (end of file, zeros to the end,
-//!   padding, the ledgers map), or, for small records, a configured digest verifies.
-//!   Every sync point is also accepted, and every decision depends only on the
-//!   position and the bytes, never on where the walk started.
+//! - *accepted* (the walk is in step, right after a record or at the first record):
+//!   the size field frames a plausible header (ids non-negative, the format's
+//!   minimum length), and the record is confirmed (an anchor record that passes its
+//!   exact form, or two more plausible records after it, or a clean end, or a
+//!   configured digest) or nothing contradicts it: no sync point lies inside it. A
+//!   garbage size that fits in the file is caught by the last test and cannot
+//!   swallow the good records it covers (unless it points exactly at a later record
+//!   boundary, which framing alone cannot tell from a real size).
+//! - *sync point* (where the walk may resume after damage, and where byte ranges
+//!   start): the size field is below 16 MiB, the header passes strict tests (LAC
+//!   below the entry id, entry id below 2^40, length covering the payload, exact
+//!   lengths of meta and map records, zero content of padding), and the record is
+//!   an anchor (journal padding, entry-log map record), or two more strictly
+//!   plausible records follow it or the chain ends cleanly (end of file, or a run of
+//!   zeros to the end or of 0xF0 to a 4 KiB boundary starting exactly there), or,
+//!   for records up to 64 KiB, a configured digest verifies. Of two such records
+//!   starting less than 36 bytes apart (a real header and the same header read a
+//!   few bytes off), one is ruled out (see [`Chain::is_sync`]).
 //!
-//! Byte ranges: a range `[s, e)` starts at the first sync point at or after `s` and
-//! stops, past `e`, at the first sync point it reaches. Because every jump of the
-//! walk lands on or before the next sync point, the walk of one range stops exactly
-//! where the next range starts, and ranges that tile a file yield every record once.
-//! A record that starts before `e` and covers a sync point after `e` is reported as
-//! a [`GapKind::BadSize`] span ending at that point (the next range starts there).
+//! When the walk is in step at a damaged record and a digest verifies the bytes up
+//! to the next sync point, the entry is kept, flagged as reframed. Otherwise the
+//! bytes up to the next sync point are one gap, named after what was wrong first.
+//! Zero runs and 0xF0 runs are skipped a chunk at a time, and the search for a sync
+//! point only looks at the last three bytes of each zero run (sizes below 16 MiB
+//! start with a zero byte), so scanning damaged or preallocated regions is linear.
+//!
+//! Every decision depends only on positions and bytes, never on where the walk
+//! started. Byte ranges: a range `[s, e)` starts at the first sync point at or after
+//! `s` (or at the first record when `s` is before it) and stops, past `e`, at the
+//! first sync point it reaches. Every jump of the walk lands on or before the next
+//! sync point, so one range stops exactly where the next starts and ranges that tile
+//! a file yield every record once. A record that starts before `e` and covers a sync
+//! point after `e` (possible only where a payload holds bytes that frame like a
+//! chain of records) is reported as a [`GapKind::BadSize`] span ending at that point,
+//! where the next range starts: each byte is still reported once.
 
 use memchr::{memchr, memchr2};
 
