@@ -496,3 +496,24 @@ fn clean_records_direct(bytes: &[u8]) -> Vec<Rec> {
         })
         .collect()
 }
+
+/// Entries no resynchronisation would stop at (LAC not below the entry id) are still
+/// read in step, one after another, also with digests configured that do not match.
+#[test]
+fn records_that_never_confirm_are_all_read() {
+    let dummy = Digester::new(DigestType::Dummy, b"");
+    let mut w = EntryLogWriter::legacy(Cursor::new(Vec::new())).unwrap();
+    for i in 0..3000i64 {
+        let e = encode_entry(&EntryHeader::new(0, 5, i, i + 10, 1000 * (i + 1)), &[9u8; 1000], &dummy).unwrap();
+        w.add_entry(&e).unwrap();
+    }
+    for i in 0..50i64 {
+        let e = encode_entry(&EntryHeader::new(0, 6, i, i - 1, 10 * (i + 1)), &[3u8; 10], &dummy).unwrap();
+        w.add_entry(&e).unwrap();
+    }
+    let bytes = w.finish_open().unwrap().into_inner();
+    for opts in [ScanOptions::new(), digests()] {
+        let found = scan(&bytes, &opts);
+        assert_eq!((found.entries.len(), found.gaps.len()), (3050, 0));
+    }
+}

@@ -296,17 +296,22 @@ impl Chain {
                     self.chain_ok(f, data, end, ACCEPT_CHAIN) || f.verifies(data, p, end, kind)
                 };
                 if !confirmed {
-                    // The next record does not frame: either this size field is wrong
-                    // or the damage starts after this record. A sync point inside the
-                    // record says the size field is wrong; one after it may still
-                    // frame this entry with a digest that verifies.
+                    // The records after this one do not frame: either this size field
+                    // is wrong or the damage starts later. A sync point inside the
+                    // record says the size field is wrong. When not even the next
+                    // record is plausible (or this is no entry), the next sync point
+                    // may still frame an entry here with a digest that verifies. (Not
+                    // tried otherwise: a run of records that never confirm would each
+                    // digest everything up to a distant sync point.)
                     if let Some(r) = self.find_sync(f, data, p + 1, len) {
                         if r < end {
                             return Some(self.damage_from(f, data, p, r, GapKind::BadSize));
                         }
-                        if let Some(kind) = f.reframe(data, p, r) {
-                            self.pos = r;
-                            return Some(Step::Record { offset: p, end: r, kind, reframed: true });
+                        if f.is_anchor(kind) || !self.plausible_at(f, data, end) {
+                            if let Some(kind) = f.reframe(data, p, r) {
+                                self.pos = r;
+                                return Some(Step::Record { offset: p, end: r, kind, reframed: true });
+                            }
                         }
                     }
                 }
@@ -362,6 +367,18 @@ impl Chain {
             at += CACHE_LINE;
         }
         self.prefetched = at.max(self.prefetched);
+    }
+
+    /// Whether a record the walk would accept (or a clean end) starts at `q`.
+    fn plausible_at<F: Framing>(&self, f: &F, data: &[u8], q: usize) -> bool {
+        let len = data.len();
+        if q == len {
+            return true;
+        }
+        if len - q < 4 || i32_at(data, q) == 0 || F::FILL == Some(data[q]) {
+            return false;
+        }
+        matches!(f.check(data, q, false), Check::Record { .. })
     }
 
     /// Zeros at `p`: to the end of the file, or a zero region followed by data (which
