@@ -19,6 +19,7 @@ pub mod bookie_id;
 pub(crate) mod java_number;
 pub mod metadata;
 pub mod wire;
+pub mod files;
 
 pub use digest::{DigestType, Digester};
 pub use digest_policy::{DigestPolicy, DigestResolver, EntryChecks, ResolvedEntry};
