@@ -18,16 +18,18 @@ use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
 use super::column::PrimitiveColumn;
 use super::entries::{EntryBatchBuilder, OnError};
 use super::file_scan::{
-    assemble, file_schema, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, REFRAMED_MESSAGE,
+    assemble, batch_builder, file_schema, row_capacity, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, REFRAMED_MESSAGE,
 };
 use super::mapped_file::{MappedFile, PageReleaser};
-use super::payload::PayloadMode;
 use crate::digest_policy::EntryChecks;
 use crate::entry::parse_header;
 use crate::error::{Error, Result};
 use crate::files::entry_log::{self, EntryLogCursor, EntryLogItem, LedgersMap, LogEntry};
 use crate::files::{EntryLog, EntryLogHeader, Gap, GapKind, Location};
 use crate::ledger_digests::LedgerResolver;
+
+/// The smallest record (size field and a 32-byte entry header), for capacity hints.
+const MIN_RECORD_BYTES: usize = 36;
 
 /// The position columns, in order.
 fn position_fields() -> [FieldRef; 4] {
@@ -173,12 +175,8 @@ impl EntryLogBatchReader {
         }
         let log = EntryLog::new(file.bytes());
         let cursor = EntryLogCursor::new(&log, &options.digests.scan_options(), options.start, options.end);
-        let rows = options.batch_rows.min(file.bytes().len() / 36 + 1);
-        let payload_bytes = options.batch_bytes.min(file.bytes().len());
-        let mut builder = EntryBatchBuilder::new(options.entries, rows, payload_bytes);
-        if options.entries.payload == PayloadMode::BinaryView {
-            builder.set_view_sources(std::slice::from_ref(&file.buffer()));
-        }
+        let builder = batch_builder(&options, &file, MIN_RECORD_BYTES);
+        let rows = row_capacity(&options, &file, MIN_RECORD_BYTES);
         Ok(EntryLogBatchReader {
             schema: entry_log_schema(&options),
             cursor,
@@ -246,14 +244,13 @@ impl EntryLogBatchReader {
             self.done = true;
             return self.pending.take().map(Err);
         }
-        Some(self.rows.finish(&self.schema))
+        let batch = self.rows.finish(&self.schema);
+        self.rows.builder = batch_builder(&self.options, &self.file, MIN_RECORD_BYTES);
+        Some(batch)
     }
 
     fn release_passed_pages(&mut self) {
-        // Payload views read the map later; giving their pages back would only fault them in again.
-        if self.options.entries.payload != PayloadMode::BinaryView {
-            self.pages.advance(&self.file, self.cursor.position(), self.done);
-        }
+        self.pages.batch_done(&self.file, self.cursor.position());
     }
 }
 

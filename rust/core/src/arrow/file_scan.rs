@@ -11,6 +11,8 @@ use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, FieldRef, Schema, SchemaRef};
 
 use super::entries::{EntryBatchBuilder, EntryBatchOptions, OnError};
+use super::mapped_file::MappedFile;
+use super::payload::PayloadMode;
 use crate::error::{Error, ErrorKind, Result};
 use crate::files::{Gap, GapKind};
 use crate::ledger_digests::LedgerDigests;
@@ -18,8 +20,11 @@ use crate::ledger_digests::LedgerDigests;
 /// Rows per batch unless asked otherwise.
 pub const DEFAULT_BATCH_ROWS: usize = 65_536;
 /// Entry bytes per batch at most: bounds memory, and keeps a copied payload column
-/// far from its 2 GiB limit, whatever the entry sizes.
-pub const DEFAULT_BATCH_BYTES: usize = 64 << 20;
+/// far from its 2 GiB limit, whatever the entry sizes. Small enough that a payload
+/// buffer (twice this) stays below the size at which allocators map fresh pages for
+/// every batch (glibc: 32 MiB), so a stream reuses the memory of the batches its
+/// consumer has dropped instead of faulting in new pages.
+pub const DEFAULT_BATCH_BYTES: usize = 8 << 20;
 
 /// How a bookie-file reader scans and what rows it builds.
 #[derive(Debug, Clone)]
@@ -83,6 +88,29 @@ impl RecordBatchReader for ArrowBatchReader {
     fn schema(&self) -> SchemaRef {
         self.0.schema()
     }
+}
+
+/// Rows to reserve per batch: what the file can hold, and at most a few thousand
+/// (columns grow past that as needed; reserving a full default batch for every
+/// batch of large entries would only churn memory).
+pub(crate) fn row_capacity(options: &FileScanOptions, file: &MappedFile, row_bytes: usize) -> usize {
+    const MAX_RESERVED_ROWS: usize = 8192;
+    options.batch_rows.min(file.bytes().len() / row_bytes + 1).min(MAX_RESERVED_ROWS)
+}
+
+/// A builder for one batch of a file's entries. A fresh one per batch: a finished
+/// payload column gives its buffer away, and regrowing it by doubling would copy the
+/// payloads again. The payload capacity covers the byte budget and the entry that
+/// crosses it; reserved pages that are never written cost no memory.
+pub(crate) fn batch_builder(options: &FileScanOptions, file: &MappedFile, row_bytes: usize) -> EntryBatchBuilder {
+    let len = file.bytes().len();
+    let rows = row_capacity(options, file, row_bytes);
+    let payload_bytes = options.batch_bytes.saturating_mul(2).min(len);
+    let mut builder = EntryBatchBuilder::new(options.entries, rows, payload_bytes);
+    if options.entries.payload == PayloadMode::BinaryView {
+        builder.set_view_sources(std::slice::from_ref(&file.buffer()));
+    }
+    builder
 }
 
 /// Leading fields, the entry fields without `error`, trailing fields, then `error`.

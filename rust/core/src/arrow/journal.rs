@@ -24,10 +24,9 @@ use super::column::PrimitiveColumn;
 use super::entries::{EntryBatchBuilder, OnError};
 use super::entry_log::torn_ids;
 use super::file_scan::{
-    assemble, file_schema, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, REFRAMED_MESSAGE,
+    assemble, batch_builder, file_schema, row_capacity, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, REFRAMED_MESSAGE,
 };
 use super::mapped_file::{MappedFile, PageReleaser};
-use super::payload::PayloadMode;
 use crate::digest::DigestType;
 use crate::digest_policy::EntryChecks;
 use crate::entry::decode_lac;
@@ -35,6 +34,9 @@ use crate::error::{Error, Result};
 use crate::files::journal::{self, JournalCursor, JournalItem, JournalRecord, JournalRecordKind};
 use crate::files::{entry_log, index_file, Gap, GapKind, Journal};
 use crate::ledger_digests::LedgerResolver;
+
+/// The smallest record (length field and a fence's 16 bytes), for capacity hints.
+const MIN_RECORD_BYTES: usize = 20;
 
 /// `record_type` of a damaged span.
 pub const DAMAGE_RECORD_TYPE: &str = "damage";
@@ -198,11 +200,8 @@ impl JournalBatchReader {
         }
         let journal = Journal::new(data).map_err(|e| file.locate(e))?;
         let cursor = JournalCursor::new(&journal, &options.digests.scan_options(), options.start, options.end);
-        let rows = options.batch_rows.min(data.len() / 20 + 1);
-        let mut builder = EntryBatchBuilder::new(options.entries, rows, options.batch_bytes.min(data.len()));
-        if options.entries.payload == PayloadMode::BinaryView {
-            builder.set_view_sources(std::slice::from_ref(&file.buffer()));
-        }
+        let rows = row_capacity(&options, &file, MIN_RECORD_BYTES);
+        let builder = batch_builder(&options, &file, MIN_RECORD_BYTES);
         Ok(JournalBatchReader {
             include_padding,
             schema: journal_schema(&options),
@@ -276,14 +275,14 @@ impl JournalBatchReader {
                 break;
             }
         }
-        if self.options.entries.payload != PayloadMode::BinaryView {
-            self.pages.advance(&self.file, self.cursor.position(), self.done);
-        }
+        self.pages.batch_done(&self.file, self.cursor.position());
         if self.rows.builder.is_empty() {
             self.done = true;
             return self.pending.take().map(Err);
         }
-        Some(self.rows.finish(&self.schema))
+        let batch = self.rows.finish(&self.schema);
+        self.rows.builder = batch_builder(&self.options, &self.file, MIN_RECORD_BYTES);
+        Some(batch)
     }
 }
 

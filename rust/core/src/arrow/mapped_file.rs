@@ -122,26 +122,28 @@ impl MappedFile {
     }
 }
 
-/// Gives back a mapped file's pages behind a forward scan, a step at a time.
+/// Gives back a mapped file's pages behind a forward scan, one batch behind: the
+/// pages of the batch just handed out stay mapped while its consumer works on it
+/// (payload views read them), so a streaming reader keeps about two batches of the
+/// file resident.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PageReleaser {
     released: u64,
+    previous_batch_end: u64,
 }
 
 impl PageReleaser {
-    /// Pages are given back once this many bytes have been passed.
-    const STEP: u64 = 8 << 20;
-
     pub fn new(start: u64) -> Self {
-        PageReleaser { released: start }
+        PageReleaser { released: start, previous_batch_end: start }
     }
 
-    /// The scan has reached `pos` (`done`: and will read no more).
-    pub fn advance(&mut self, file: &MappedFile, pos: u64, done: bool) {
-        if pos >= self.released.saturating_add(Self::STEP) || (done && pos > self.released) {
-            file.release(self.released, pos);
-            self.released = pos;
+    /// A batch ended with the scan at `pos`.
+    pub fn batch_done(&mut self, file: &MappedFile, pos: u64) {
+        if self.previous_batch_end > self.released {
+            file.release(self.released, self.previous_batch_end);
+            self.released = self.previous_batch_end;
         }
+        self.previous_batch_end = self.previous_batch_end.max(pos);
     }
 }
 
