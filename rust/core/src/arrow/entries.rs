@@ -356,7 +356,7 @@ impl EntryBatchBuilder {
         self.entry_id.push_option(entry_id);
         self.last_add_confirmed.push_null();
         self.length.push_null();
-        self.digest_type.append_null();
+        self.digest_type.push(None);
         self.digest_ok.append_null();
         self.payload.append_null();
         if let Some(col) = &mut self.error {
