@@ -19,6 +19,8 @@ pub mod bookie_id;
 pub(crate) mod java_number;
 pub mod metadata;
 pub mod wire;
+pub mod files;
+pub mod ledger_digests;
 
 pub use digest::{DigestType, Digester};
 pub use digest_policy::{DigestPolicy, DigestResolver, EntryChecks, ResolvedEntry};
@@ -27,3 +29,4 @@ pub use error::{Error, ErrorKind, Result};
 pub use ledger_id::LedgerId;
 pub use bookie_id::BookieId;
 pub use metadata::{LedgerDigestInfo, LedgerMetadata};
+pub use ledger_digests::{LedgerDigests, LedgerResolver};
