@@ -45,7 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _command_modules() -> list:
-    return []
+    from . import demo, dump_entries, export_arrow, inspect_files, verify_digests
+
+    return [inspect_files, verify_digests, dump_entries, export_arrow, demo]
 
 
 def _version() -> str:
@@ -88,3 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if path and path not in text:
             text = f"{path}: {text}"
         return _error(text)
+    except Exception as err:
+        if os.environ.get("BKCODEC_DEBUG"):
+            raise
+        return _error(f"internal error: {type(err).__name__}: {err} (set BKCODEC_DEBUG=1 for a traceback)")

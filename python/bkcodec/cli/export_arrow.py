@@ -11,7 +11,14 @@ from typing import Any
 from .discover import ENTRY_LOG, JOURNAL, BookieFile, find_bookie_files
 from .errors import EXIT_OK, CliError
 from .output import Output
-from .readers import add_digest_options, batches_with_progress, digest_options, file_size, open_reader
+from .readers import (
+    DigestOptions,
+    add_digest_options,
+    batches_with_progress,
+    digest_options,
+    file_size,
+    open_reader,
+)
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 ARROW_SUFFIXES = (".arrow", ".feather", ".ipc")
@@ -75,7 +82,11 @@ def unified_schema(schemas: list[Any]):
 
     fields = [pa.field("file", pa.string(), nullable=False), pa.field("file_kind", pa.string(), nullable=False)]
     merged = pa.unify_schemas(schemas)
-    return pa.schema(fields + [f.with_nullable(True) for f in merged])
+    # Where a row is first (log or journal position), then the rest, the error last.
+    front = [n for n in ("log_id", "journal_id", "offset", "location", "record_size", "record_type") if n in merged.names]
+    rest = [n for n in merged.names if n not in front and n != "error"]
+    names = front + rest + (["error"] if "error" in merged.names else [])
+    return pa.schema(fields + [merged.field(n).with_nullable(True) for n in names])
 
 
 def _aligned(batch, schema, f: BookieFile):
@@ -84,21 +95,67 @@ def _aligned(batch, schema, f: BookieFile):
     n = batch.num_rows
     names = set(batch.schema.names)
     columns = [pa.array([str(f.path)] * n, pa.string()), pa.array([f.kind] * n, pa.string())]
-    for field in schema[2:]:
+    for field in list(schema)[2:]:
         columns.append(batch.column(field.name) if field.name in names else pa.nulls(n, field.type))
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
-def run(args: argparse.Namespace, out: Output) -> int:
+def write_output(fmt: str, target: Path, schema, batches: Iterator[Any]) -> None:
     import pyarrow as pa
 
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        with pq.ParquetWriter(target, schema) as writer:
+            for b in batches:
+                writer.write_batch(b)
+    elif fmt == "arrow":
+        with pa.OSFile(str(target), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+            for b in batches:
+                writer.write_batch(b)
+    else:
+        import pyarrow.dataset as ds
+
+        ds.write_dataset(
+            pa.RecordBatchReader.from_batches(schema, batches),
+            target,
+            format="parquet",
+            partitioning=ds.partitioning(pa.schema([schema.field("ledger_id")]), flavor="hive"),
+            existing_data_behavior="error",
+        )
+
+
+def run(args: argparse.Namespace, out: Output) -> int:
     fmt = _output_format(args)
     files = find_bookie_files(args.paths, kinds=(ENTRY_LOG, JOURNAL))
     digests = digest_options(args)
     _prepare_target(args.to, args.overwrite)
+    result = export_files(
+        files, digests, args.to, fmt, out, payload=args.payload, verify=not args.no_verify
+    )
+    if out.json_mode:
+        out.json(result)
+    else:
+        print_result(out, result)
+    return EXIT_OK
+
+
+def export_files(
+    files: list[BookieFile],
+    digests: DigestOptions,
+    target: Path,
+    fmt: str,
+    out: Output,
+    *,
+    payload: str = "binary",
+    verify: bool = True,
+) -> dict[str, Any]:
+    """Writes the files' rows to `target` as `fmt` (parquet, arrow, parquet-dataset)."""
 
     def reader_of(f: BookieFile):
-        return open_reader(f, digests, verify=not args.no_verify, payload=args.payload)
+        return open_reader(f, digests, verify=verify, payload=payload)
+
+    import pyarrow as pa
 
     schema = unified_schema([reader_of(f).schema for f in files])
     counts = {"rows": 0, "entries": 0, "damaged": 0}
@@ -118,41 +175,33 @@ def run(args: argparse.Namespace, out: Output) -> int:
                 base += file_size(f)
                 task.update(completed=base)
 
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
+        try:
+            write_output(fmt, target, schema, batches())
+        except BaseException:
+            # No half-written output left behind to be mistaken for a whole one.
+            if target.is_dir():
+                shutil.rmtree(target, ignore_errors=True)
+            else:
+                target.unlink(missing_ok=True)
+            raise
 
-            with pq.ParquetWriter(args.to, schema) as writer:
-                for b in batches():
-                    writer.write_batch(b)
-        elif fmt == "arrow":
-            with pa.OSFile(str(args.to), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
-                for b in batches():
-                    writer.write_batch(b)
-        else:
-            import pyarrow.dataset as ds
-
-            ds.write_dataset(
-                pa.RecordBatchReader.from_batches(schema, batches()),
-                args.to,
-                format="parquet",
-                partitioning=ds.partitioning(pa.schema([schema.field("ledger_id")]), flavor="hive"),
-                existing_data_behavior="error",
-            )
-
-    result = {
-        "output": str(args.to),
+    return {
+        "output": str(target),
         "format": fmt,
-        "partitioned_by": "ledger_id" if args.partition_by else None,
+        "partitioned_by": "ledger_id" if fmt == "parquet-dataset" else None,
         "files": len(files),
         "rows": counts["rows"],
         "rows_with_errors": counts["damaged"],
     }
-    if out.json_mode:
-        out.json(result)
-    else:
-        what = "a Parquet dataset (one ledger_id=N/ directory per ledger)" if args.partition_by else fmt
-        out.line(
-            f"exported {result['rows']} rows ({result['rows_with_errors']} with errors) from "
-            f"{len(files)} files to {args.to} ({what})"
-        )
-    return EXIT_OK
+
+
+def print_result(out: Output, result: dict[str, Any]) -> None:
+    what = {
+        "parquet": "Parquet",
+        "arrow": "Arrow IPC file",
+        "parquet-dataset": "Parquet dataset, one ledger_id=N/ directory per ledger",
+    }[result["format"]]
+    out.line(
+        f"exported {result['rows']} rows ({result['rows_with_errors']} with errors) from "
+        f"{result['files']} files to {result['output']} ({what})"
+    )

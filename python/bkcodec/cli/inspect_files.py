@@ -59,7 +59,7 @@ def _ledger_order(item):
 
 
 def inspect_entry_log(f: BookieFile, task, base: int) -> dict[str, Any]:
-    from .. import entry_log_header, ledgers_map
+    from .._bkcodec import entry_log_header, ledgers_map
 
     info: dict[str, Any] = {}
     try:
@@ -102,7 +102,7 @@ def inspect_entry_log(f: BookieFile, task, base: int) -> dict[str, Any]:
 
 
 def inspect_journal(f: BookieFile, task, base: int) -> dict[str, Any]:
-    from .. import journal_header
+    from .._bkcodec import journal_header
 
     info: dict[str, Any] = {}
     try:
@@ -119,7 +119,7 @@ def inspect_journal(f: BookieFile, task, base: int) -> dict[str, Any]:
 def inspect_index(f: BookieFile) -> dict[str, Any]:
     import pyarrow.compute as pc
 
-    from .. import index_header, read_index
+    from .._bkcodec import index_header, read_index
 
     h = index_header(f.path)
     table = read_index(f.path).read_all()
@@ -138,14 +138,14 @@ def inspect_index(f: BookieFile) -> dict[str, Any]:
 
 
 def inspect_last_mark(f: BookieFile) -> dict[str, Any]:
-    from .. import read_last_mark
+    from .._bkcodec import read_last_mark
 
     mark = read_last_mark(f.path)
     return {"journal_id": mark.journal_id, "journal_file": f"{mark.journal_id:x}.txn", "offset": mark.offset}
 
 
 def inspect_last_id(f: BookieFile) -> dict[str, Any]:
-    from .. import read_last_id
+    from .._bkcodec import read_last_id
 
     log_id = read_last_id(f.path)
     return {"log_id": log_id, "entry_log_file": f"{log_id:x}.log"}
@@ -171,7 +171,15 @@ def inspect_file(f: BookieFile, task, base: int) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
-    files = find_bookie_files(args.paths)
+    results = inspect_files(find_bookie_files(args.paths), out)
+    if out.json_mode:
+        out.json({"files": results})
+    else:
+        print_report(out, results, args.all_ledgers)
+    return EXIT_OK
+
+
+def inspect_files(files: list[BookieFile], out: Output) -> list[dict[str, Any]]:
     results = []
     with progress_over(out, files, "inspecting") as task:
         base = 0
@@ -180,11 +188,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
             if f.kind in (ENTRY_LOG, JOURNAL):
                 base += file_size(f)
                 task.update(completed=base)
-    if out.json_mode:
-        out.json({"files": results})
-    else:
-        print_report(out, results, args.all_ledgers)
-    return EXIT_OK
+    return results
 
 
 def _yes_no(v: bool | None) -> str:
@@ -199,7 +203,7 @@ def _map_cell(info: dict[str, Any]) -> str:
         return "absent"
     if m.get("consistent"):
         return "consistent"
-    return "INCONSISTENT" if m.get("source") not in (None, "scan") else "unreadable"
+    return "INCONSISTENT" if m.get("source") not in (None, "scan") else "unusable"
 
 
 def _version_cell(info: dict[str, Any]) -> str:
@@ -286,6 +290,8 @@ def print_report(out: Output, results: list[dict[str, Any]], all_ledgers: bool) 
         if m is not None:
             if m.get("error"):
                 out.line(f"  ledgers map: {m['error']}")
+            elif m["present"] and m.get("source") == "scan":
+                out.line(f"  ledgers map unusable ({m.get('fallback_reason', 'unknown reason')}); ledgers counted by scanning")
             elif m["present"] and m.get("consistent") is False:
                 out.line(f"  ledgers map disagrees with the entries for {len(m.get('mismatches', []))} ledgers")
             elif not m["present"]:

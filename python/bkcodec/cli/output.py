@@ -93,7 +93,10 @@ class Output:
             table.add_column(c, justify="right" if c in right else "left", overflow="fold")
         for r in rows:
             table.add_row(*("" if v is None else str(v) for v in r))
-        self.console.print(table)
+        with self.console.capture() as captured:
+            self.console.print(table)
+        # Cells are padded to their column's width; trailing blanks only get in the way of diffs.
+        self.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
 
     @contextmanager
     def progress(self, description: str, total: int | None) -> Iterator[ProgressTask]:

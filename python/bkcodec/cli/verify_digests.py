@@ -20,6 +20,12 @@ from .readers import (
 from .scan_stats import FileTally
 
 
+# What the readers say when no digest type verifies a V1 entry (wrong type or password,
+# a DUMMY ledger, or real damage).
+_NO_DIGEST_VERIFIES = "no digest type verifies"
+MAX_FAILURES_SHOWN = 50
+
+
 def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "verify",
@@ -31,6 +37,13 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         "Exit codes: 0 clean, 1 damage found, 2 usage or I/O error.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or bookie directories")
+    p.add_argument(
+        "--max-failures",
+        type=int,
+        default=MAX_FAILURES_SHOWN,
+        metavar="N",
+        help=f"list at most N failures (default {MAX_FAILURES_SHOWN}; 0 lists all; --json always lists all)",
+    )
     add_digest_options(p)
     p.set_defaults(run=run)
 
@@ -79,7 +92,7 @@ def verify_scanned(f: BookieFile, digests: DigestOptions, task, base: int) -> tu
 
 def verify_small_file(f: BookieFile, digests: DigestOptions) -> tuple[dict[str, Any], list[dict]]:
     """Index, lastMark and lastId files: their structure, and an index's explicit LAC digest."""
-    from .. import decode_lac, index_header, read_index, read_last_id, read_last_mark
+    from .._bkcodec import decode_lac, index_header, read_index, read_last_id, read_last_mark
 
     summary: dict[str, Any] = {}
     if f.kind == INDEX:
@@ -93,17 +106,19 @@ def verify_small_file(f: BookieFile, digests: DigestOptions) -> tuple[dict[str, 
             if digest is None:
                 summary["explicit_lac"] = "unchecked"
             else:
-                lac = decode_lac(blob, digest_type=digest, password=password, verify=False)
-                summary["explicit_lac"] = "ok" if lac.digest_ok is not False else "failed"
-                if lac.digest_ok is False:
+                try:
+                    decode_lac(blob, digest_type=digest, password=password, verify=True)
+                    summary["explicit_lac"] = "ok"
+                except ValueError as err:
+                    summary["explicit_lac"] = "failed"
                     return summary, [
                         {
                             "offset": None,
-                            "ledger_id": lac.ledger_id,
+                            "ledger_id": ledger_ids[0] if len(ledger_ids) == 1 else None,
                             "entry_id": None,
                             "scope_id": 0,
-                            "problem": "digest",
-                            "error": f"explicit LAC {lac.lac}: stored {digest} digest does not match",
+                            "problem": "explicit_lac",
+                            "error": f"explicit LAC in the header: {_one_line(err)}",
                         }
                     ]
     elif f.kind == LAST_MARK:
@@ -121,9 +136,8 @@ def _ledger_digest(digests: DigestOptions, ledger_id: int | None) -> tuple[str |
     return digests.digest_type, digests.password
 
 
-def run(args: argparse.Namespace, out: Output) -> int:
-    files = find_bookie_files(args.paths)
-    digests = digest_options(args)
+def verify_files(files: list[BookieFile], digests: DigestOptions, out: Output) -> dict[str, Any]:
+    """Checks every file; returns `clean`, `summary`, per-file reports and every failure."""
     reports = []
     failures: list[dict[str, Any]] = []
     with progress_over(out, files, "verifying") as task:
@@ -165,15 +179,21 @@ def run(args: argparse.Namespace, out: Output) -> int:
         "damaged_spans": sum(r.get("damaged_spans", 0) for r in reports),
         "failures": len(failures),
     }
-    clean = not failures
+    return {"clean": not failures, "summary": totals, "files": reports, "failures": failures}
+
+
+def run(args: argparse.Namespace, out: Output) -> int:
+    files = find_bookie_files(args.paths)
+    result = verify_files(files, digest_options(args), out)
     if out.json_mode:
-        out.json({"clean": clean, "summary": totals, "files": reports, "failures": failures})
+        out.json(result)
     else:
-        print_report(out, totals, reports, failures)
-    return EXIT_OK if clean else EXIT_DAMAGE
+        print_report(out, result, args.max_failures)
+    return EXIT_OK if result["clean"] else EXIT_DAMAGE
 
 
-def print_report(out: Output, totals: dict[str, Any], reports: list[dict], failures: list[dict]) -> None:
+def print_report(out: Output, result: dict[str, Any], max_failures: int = 0) -> None:
+    totals, reports, failures = result["summary"], result["files"], result["failures"]
     out.table(
         ["file", "kind", "entries", "ok", "failed", "unchecked", "damaged spans"],
         [
@@ -210,7 +230,14 @@ def print_report(out: Output, totals: dict[str, Any], reports: list[dict], failu
                     x["problem"],
                     x["error"],
                 ]
-                for x in failures
+                for x in (failures[:max_failures] if max_failures else failures)
             ],
             right=("offset", "ledger", "entry"),
         )
+        if max_failures and len(failures) > max_failures:
+            out.line(f"... and {len(failures) - max_failures} more failures (--max-failures 0 or --json lists all)")
+        if any(_NO_DIGEST_VERIFIES in (x["error"] or "") for x in failures):
+            out.line(
+                "hint: entries whose digest type could not be inferred fail; name it with "
+                "--digest-type, give --password for HMAC, or pass the ledgers' --metadata"
+            )
