@@ -25,7 +25,7 @@ use crate::record_batch_reader::PyFileBatchReader;
 #[pyo3(signature = (
     path, *, digest_type = None, password = Password::default(), verify = true, batch_size = 65536,
     payload = "binary", on_error = "flag", start = None, end = None, ledger_metadata = None, log_id = None,
-))]
+), text_signature = "(path, *, digest_type=None, password=b'', verify=True, batch_size=65536, payload='binary', on_error='flag', start=None, end=None, ledger_metadata=None, log_id=None)")]
 #[allow(clippy::too_many_arguments)]
 fn read_entry_log(
     py: Python<'_>,
@@ -178,7 +178,7 @@ impl PyLedgersMap {
 /// same figures from a scan (what BookKeeper's `getEntryLogMetadata` does).
 /// `password` lets the scan confirm HMAC entries around damage.
 #[pyfunction]
-#[pyo3(signature = (path, *, password = Password::default()))]
+#[pyo3(signature = (path, *, password = Password::default()), text_signature = "(path, *, password=b'')")]
 fn ledgers_map(py: Python<'_>, path: PathBuf, password: Password) -> PyResult<PyLedgersMap> {
     let file = open_entry_log(py, &path)?;
     let scan = LedgerDigests::new(DigestPolicy::Auto, password.as_bytes()).scan_options();
@@ -224,7 +224,10 @@ impl PyEntryLogWriter {
     /// (padded with 0xF0 to 4 KiB at each flush) and the file extended with zeros to
     /// `max_file_size` (0: no preallocation).
     #[new]
-    #[pyo3(signature = (path, log_id = None, *, layout = "legacy", buffer_size = 1 << 20, max_file_size = 0, overwrite = false))]
+    #[pyo3(
+        signature = (path, log_id = None, *, layout = "legacy", buffer_size = 1 << 20, max_file_size = 0, overwrite = false),
+        text_signature = "(path, log_id=None, *, layout='legacy', buffer_size=1048576, max_file_size=0, overwrite=False)"
+    )]
     fn new(
         py: Python<'_>,
         path: PathBuf,

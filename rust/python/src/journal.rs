@@ -21,7 +21,7 @@ use crate::record_batch_reader::PyFileBatchReader;
     path, *, digest_type = None, password = Password::default(), verify = true, batch_size = 65536,
     payload = "binary", on_error = "flag", start = None, end = None, ledger_metadata = None,
     include_padding = false, journal_id = None,
-))]
+), text_signature = "(path, *, digest_type=None, password=b'', verify=True, batch_size=65536, payload='binary', on_error='flag', start=None, end=None, ledger_metadata=None, include_padding=False, journal_id=None)")]
 #[allow(clippy::too_many_arguments)]
 fn read_journal(
     py: Python<'_>,

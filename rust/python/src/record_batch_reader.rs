@@ -90,11 +90,16 @@ impl PyFileBatchReader {
     }
 
     fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        match self.next_batch(py)? {
-            Some(batch) => Ok(Some(PyRecordBatch::new(batch).into_pyarrow(py)?)),
-            None => {
+        // The end of the stream, or an error (raised once), closes it.
+        match self.next_batch(py) {
+            Ok(Some(batch)) => Ok(Some(PyRecordBatch::new(batch).into_pyarrow(py)?)),
+            Ok(None) => {
                 self.close();
                 Ok(None)
+            }
+            Err(e) => {
+                self.close();
+                Err(e)
             }
         }
     }

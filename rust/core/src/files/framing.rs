@@ -3,25 +3,41 @@
 //! span that holds no record as a [`Gap`], and resynchronises after damage.
 //!
 //! Two tests decide what is a record:
-//! - *accepted* (the walk is in step, at the byte after a good record): the size
-//!   field frames a plausible header, and either the records after it frame too, or
-//!   its digest verifies, or no resynchronisation point lies inside it. A garbage
-//!   size that fits in the file is caught by the last test, so it cannot swallow the
-//!   good records it covers.
-//! - *sync point* (the walk lost step, or a byte range starts mid-file): the size
-//!   field is below 16 MiB, the header passes stricter tests (ids, last-add-confirmed
-//!   below the entry id, non-negative length), and two more records after it frame
-//!   with plausible headers, or the chain ends cleanly (end of file, zeros to the end,
-//!   padding, the ledgers map), or, for small records, a configured digest verifies.
-//!   Every sync point is also accepted, and every decision depends only on the
-//!   position and the bytes, never on where the walk started.
+//! - *accepted* (the walk is in step, right after a record or at the first record):
+//!   the size field frames a plausible header (ids non-negative, the format's
+//!   minimum length), and the record is confirmed (an anchor record that passes its
+//!   exact form, or two more plausible records after it, or a clean end, or a
+//!   configured digest) or nothing contradicts it: no sync point lies inside it. A
+//!   garbage size that fits in the file is caught by the last test and cannot
+//!   swallow the good records it covers (unless it points exactly at a later record
+//!   boundary, which framing alone cannot tell from a real size).
+//! - *sync point* (where the walk may resume after damage, and where byte ranges
+//!   start): the size field is below 16 MiB, the header passes strict tests (LAC
+//!   below the entry id, entry id below 2^40, length covering the payload, exact
+//!   lengths of meta and map records, zero content of padding), and the record is
+//!   an anchor (journal padding, entry-log map record), or two more strictly
+//!   plausible records follow it or the chain ends cleanly (end of file, or a run of
+//!   zeros to the end or of 0xF0 to a 4 KiB boundary starting exactly there), or,
+//!   for records up to 64 KiB, a configured digest verifies. Of two such records
+//!   starting less than 36 bytes apart (a real header and the same header read a
+//!   few bytes off), one is ruled out (see [`Chain::is_sync`]).
 //!
-//! Byte ranges: a range `[s, e)` starts at the first sync point at or after `s` and
-//! stops, past `e`, at the first sync point it reaches. Because every jump of the
-//! walk lands on or before the next sync point, the walk of one range stops exactly
-//! where the next range starts, and ranges that tile a file yield every record once.
-//! A record that starts before `e` and covers a sync point after `e` is reported as
-//! a [`GapKind::BadSize`] span ending at that point (the next range starts there).
+//! When the walk is in step at a damaged record and a digest verifies the bytes up
+//! to the next sync point, the entry is kept, flagged as reframed. Otherwise the
+//! bytes up to the next sync point are one gap, named after what was wrong first.
+//! Zero runs and 0xF0 runs are skipped a chunk at a time, and the search for a sync
+//! point only looks at the last three bytes of each zero run (sizes below 16 MiB
+//! start with a zero byte), so scanning damaged or preallocated regions is linear.
+//!
+//! Every decision depends only on positions and bytes, never on where the walk
+//! started. Byte ranges: a range `[s, e)` starts at the first sync point at or after
+//! `s` (or at the first record when `s` is before it) and stops, past `e`, at the
+//! first sync point it reaches. Every jump of the walk lands on or before the next
+//! sync point, so one range stops exactly where the next starts and ranges that tile
+//! a file yield every record once. A record that starts before `e` and covers a sync
+//! point after `e` (possible only where a payload holds bytes that frame like a
+//! chain of records) is reported as a [`GapKind::BadSize`] span ending at that point,
+//! where the next range starts: each byte is still reported once.
 
 use memchr::{memchr, memchr2};
 
@@ -39,6 +55,11 @@ const MAX_DIGEST_RESCUE: usize = 64 * 1024;
 const SYNC_CHAIN: u32 = 2;
 /// Records after an accepted record that are checked before searching inside it.
 const ACCEPT_CHAIN: u32 = 2;
+/// Two real records never start closer than this (a size field and a 32-byte
+/// header), so of two plausible records starting closer, one is a shifted view.
+const SHIFT_WINDOW: usize = 36;
+/// Records followed when checking whether records end exactly at a position.
+const MAX_TILING_RECORDS: usize = 64;
 /// Direct-I/O writers pad to this boundary.
 pub(crate) const PADDING_BLOCK: usize = 4096;
 
@@ -138,11 +159,36 @@ pub(crate) struct Chain {
     sync: Option<SyncKnowledge>,
     /// `[a, b)` is all zeros and `b` is the end of that run.
     zeros: Option<(usize, usize)>,
+    /// Bytes up to here have been prefetched.
+    prefetched: usize,
 }
 
 #[inline]
 fn i32_at(data: &[u8], p: usize) -> i32 {
     i32::from_be_bytes(data[p..p + 4].try_into().expect("4 bytes"))
+}
+
+const CACHE_LINE: usize = 64;
+const PREFETCH_DISTANCE: usize = 8192;
+const PREFETCH_PER_STEP: usize = 32 * CACHE_LINE;
+
+#[inline(always)]
+fn prefetch(data: &[u8], at: usize) {
+    debug_assert!(at < data.len());
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `at` is inside `data`; a prefetch never faults and changes no memory.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(data.as_ptr().add(at) as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (data, at);
+}
+
+/// Whether a sync point could start at `c`: its size field starts with a zero byte
+/// (records below 16 MiB) or with the journal padding marker.
+fn may_start<F: Framing>(data: &[u8], c: usize) -> bool {
+    data[c] == 0 || (F::PADDING_MARKER && data[c] == 0xFF)
 }
 
 /// Whether the run of `byte` at `q` starts exactly there.
@@ -169,6 +215,7 @@ impl Chain {
             pending: [None, None],
             sync: None,
             zeros: None,
+            prefetched: 0,
         };
         if start >= end || end <= data_start {
             return chain;
@@ -203,6 +250,7 @@ impl Chain {
         }
         let len = data.len();
         let p = self.pos;
+        self.prefetch_ahead(data, p);
         if p >= len || (p >= self.range_end && self.is_sync(f, data, p)) {
             self.done = true;
             return None;
@@ -226,7 +274,7 @@ impl Chain {
                 let end = first_not(data, p, len, fill);
                 // Four fill bytes in the middle of a block may be a size field
                 // overwritten in front of an intact entry.
-                if end - p == 4 && end % PADDING_BLOCK != 0 {
+                if end - p == 4 && end & (PADDING_BLOCK - 1) != 0 {
                     if let Some(r) = self.find_sync(f, data, p + 1, len) {
                         if let Some(kind) = f.reframe(data, p, r) {
                             self.pos = r;
@@ -240,19 +288,30 @@ impl Chain {
         }
         match f.check(data, p, false) {
             Check::Record { end, kind } => {
-                let anchor = f.is_anchor(kind) && matches!(f.check(data, p, true), Check::Record { .. });
-                if !anchor && !self.chain_ok(f, data, end, ACCEPT_CHAIN) && !f.verifies(data, p, end, kind) {
-                    // The next record does not frame: either this size field is wrong
-                    // or the damage starts after this record. A sync point inside the
-                    // record says the size field is wrong; one after it may still
-                    // frame this entry with a digest that verifies.
+                // Anchors confirm themselves or not at all: a padding length damaged by
+                // a multiple of the alignment still lands on a record boundary.
+                let confirmed = if f.is_anchor(kind) {
+                    matches!(f.check(data, p, true), Check::Record { .. })
+                } else {
+                    self.chain_ok(f, data, end, ACCEPT_CHAIN) || f.verifies(data, p, end, kind)
+                };
+                if !confirmed {
+                    // The records after this one do not frame: either this size field
+                    // is wrong or the damage starts later. A sync point inside the
+                    // record says the size field is wrong. When not even the next
+                    // record is plausible (or this is no entry), the next sync point
+                    // may still frame an entry here with a digest that verifies. (Not
+                    // tried otherwise: a run of records that never confirm would each
+                    // digest everything up to a distant sync point.)
                     if let Some(r) = self.find_sync(f, data, p + 1, len) {
                         if r < end {
                             return Some(self.damage_from(f, data, p, r, GapKind::BadSize));
                         }
-                        if let Some(kind) = f.reframe(data, p, r) {
-                            self.pos = r;
-                            return Some(Step::Record { offset: p, end: r, kind, reframed: true });
+                        if f.is_anchor(kind) || !self.plausible_at(f, data, end) {
+                            if let Some(kind) = f.reframe(data, p, r) {
+                                self.pos = r;
+                                return Some(Step::Record { offset: p, end: r, kind, reframed: true });
+                            }
                         }
                     }
                 }
@@ -293,6 +352,33 @@ impl Chain {
         }
         let kind = if data[p..r].iter().all(|&b| b == 0) { GapKind::Zeros } else { kind };
         Step::Gap(gap(p, r, kind))
+    }
+
+    /// Asks for the bytes just ahead of `p`. Finding each record needs the size
+    /// field of the one before, so without this every small record would wait for
+    /// a load from memory.
+    #[inline]
+    fn prefetch_ahead(&mut self, data: &[u8], p: usize) {
+        let from = self.prefetched.max(p);
+        let to = data.len().min(p + PREFETCH_DISTANCE).min(from + PREFETCH_PER_STEP);
+        let mut at = from;
+        while at < to {
+            prefetch(data, at);
+            at += CACHE_LINE;
+        }
+        self.prefetched = at.max(self.prefetched);
+    }
+
+    /// Whether a record the walk would accept (or a clean end) starts at `q`.
+    fn plausible_at<F: Framing>(&self, f: &F, data: &[u8], q: usize) -> bool {
+        let len = data.len();
+        if q == len {
+            return true;
+        }
+        if len - q < 4 || i32_at(data, q) == 0 || F::FILL == Some(data[q]) {
+            return false;
+        }
+        matches!(f.check(data, q, false), Check::Record { .. })
     }
 
     /// Zeros at `p`: to the end of the file, or a zero region followed by data (which
@@ -363,8 +449,11 @@ impl Chain {
     fn chain_ok<F: Framing>(&mut self, f: &F, data: &[u8], mut q: usize, mut depth: u32) -> bool {
         let len = data.len();
         loop {
-            if q == len || len - q < 4 {
+            if depth == 0 || q == len {
                 return true;
+            }
+            if len - q < 4 {
+                return false;
             }
             if i32_at(data, q) == 0 {
                 return self.zero_run_end(data, q) == len && run_starts_at(data, q, 0);
@@ -372,12 +461,9 @@ impl Chain {
             if let Some(fill) = F::FILL {
                 if data[q] == fill {
                     let end = first_not(data, q, len.min(q + PADDING_BLOCK), fill);
-                    return (end == len || (end % PADDING_BLOCK == 0 && end - q < PADDING_BLOCK))
+                    return (end == len || (end & (PADDING_BLOCK - 1) == 0 && end - q < PADDING_BLOCK))
                         && run_starts_at(data, q, fill);
                 }
-            }
-            if depth == 0 {
-                return true;
             }
             match f.check(data, q, true) {
                 Check::Record { end, kind } => {
@@ -395,18 +481,76 @@ impl Chain {
         }
     }
 
-    /// Whether a record starts at `p` that the walk may resynchronise on.
+    /// Whether a record starts at `p` that the walk may resynchronise on: it passes
+    /// [`Chain::frames_strongly`], and it is not the wrong one of two plausible
+    /// records starting less than `SHIFT_WINDOW` bytes apart. Such pairs come from a
+    /// real header seen a few bytes off (small ids shifted by a byte still look like
+    /// ids):
+    /// - a record starting just before `p` and covering it wins, unless the records
+    ///   from `p` end exactly where it ends (then it is an envelope around them);
+    /// - `p` loses when the plausible records starting just after it, inside it, end
+    ///   exactly where it ends (then `p` is such an envelope).
     fn is_sync<F: Framing>(&mut self, f: &F, data: &[u8], p: usize) -> bool {
+        let Some(end) = self.frames_strongly(f, data, p) else { return false };
+        for c in (p + 1).saturating_sub(SHIFT_WINDOW)..p {
+            if !may_start::<F>(data, c) || c + 4 > data.len() || i32_at(data, c) == 0 {
+                continue;
+            }
+            if let Check::Record { end: end_c, kind } = f.check(data, c, true) {
+                // Up to 3 bytes off, a plausible header is enough (the real record may
+                // be followed by damage, and a header read 1-3 bytes early is never
+                // plausible: its entry id would hold the ledger id's low bytes shifted
+                // past 2^40). Further off, the record must be confirmed too, or shifted
+                // views of a damaged record would hide the record after it.
+                let wins = end_c > p
+                    && f.may_sync(c, kind)
+                    && !self.records_tile(f, data, p, end_c)
+                    && (p - c <= 3 || self.frames_strongly(f, data, c).is_some());
+                if wins {
+                    return false;
+                }
+            }
+        }
+        for c in p + 1..end.min(p + SHIFT_WINDOW) {
+            if may_start::<F>(data, c) && self.records_tile(f, data, c, end) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Whether strictly plausible records from `from` end exactly at `to`.
+    fn records_tile<F: Framing>(&self, f: &F, data: &[u8], mut from: usize, to: usize) -> bool {
+        for _ in 0..MAX_TILING_RECORDS {
+            if from == to {
+                return true;
+            }
+            if from > to || from + 4 > data.len() || i32_at(data, from) == 0 {
+                return false;
+            }
+            match f.check(data, from, true) {
+                Check::Record { end, .. } => from = end,
+                _ => return false,
+            }
+        }
+        false
+    }
+
+    /// The end of the record at `p` if it passes the strict tests and is confirmed:
+    /// an anchor, two more records after it (or a clean end), or, for small records,
+    /// a configured digest.
+    fn frames_strongly<F: Framing>(&mut self, f: &F, data: &[u8], p: usize) -> Option<usize> {
         if p + 4 > data.len() || i32_at(data, p) == 0 || F::FILL == Some(data[p]) {
-            return false;
+            return None;
         }
         match f.check(data, p, true) {
             Check::Record { end, kind } => {
-                f.may_sync(p, kind)
-                    && (f.is_anchor(kind) || self.chain_ok(f, data, end, SYNC_CHAIN))
-                    || (end - p <= MAX_DIGEST_RESCUE && f.verifies(data, p, end, kind))
+                let confirmed = f.is_anchor(kind)
+                    || self.chain_ok(f, data, end, SYNC_CHAIN)
+                    || (end - p <= MAX_DIGEST_RESCUE && f.verifies(data, p, end, kind));
+                (f.may_sync(p, kind) && confirmed).then_some(end)
             }
-            _ => false,
+            _ => None,
         }
     }
 

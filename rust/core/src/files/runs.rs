@@ -1,8 +1,11 @@
-//! Runs of one repeated byte (zeros, 0xF0 padding), found a chunk at a time:
+//! Runs of one repeated byte (zeros, 0xF0 padding), found a block at a time:
 //! damaged or preallocated regions can be gigabytes long and must not be walked
 //! byte by byte.
 
-const CHUNK: usize = 64;
+const BLOCK: usize = 4096;
+static ZEROS: [u8; BLOCK] = [0; BLOCK];
+static PADDING: [u8; BLOCK] = [0xF0; BLOCK];
+static ONES: [u8; BLOCK] = [0xFF; BLOCK];
 
 /// The first position at or after `from` (and before `limit`) whose byte is not
 /// `byte`, or `limit` if the whole span is `byte`.
@@ -12,18 +15,17 @@ pub(crate) fn first_not(data: &[u8], from: usize, limit: usize, byte: u8) -> usi
     if i >= limit {
         return limit;
     }
-    // Fixed-size chunks compare as whole vectors; only the chunk that differs is
-    // searched byte by byte.
-    while i + CHUNK <= limit {
-        let chunk: &[u8; CHUNK] = data[i..i + CHUNK].try_into().expect("chunk length");
-        let mut diff = 0u8;
-        for &b in chunk {
-            diff |= b ^ byte;
+    // Whole blocks compare with `memcmp` against a block of the byte.
+    let block: Option<&[u8; BLOCK]> = match byte {
+        0x00 => Some(&ZEROS),
+        0xF0 => Some(&PADDING),
+        0xFF => Some(&ONES),
+        _ => None,
+    };
+    if let Some(block) = block {
+        while i + BLOCK <= limit && data[i..i + BLOCK] == block[..] {
+            i += BLOCK;
         }
-        if diff != 0 {
-            break;
-        }
-        i += CHUNK;
     }
     while i < limit && data[i] == byte {
         i += 1;
@@ -36,14 +38,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn finds_first_differing_byte_in_any_chunk_position() {
-        for len in [0usize, 1, 63, 64, 65, 200] {
-            for at in 0..=len {
-                let mut v = vec![0u8; len];
-                if at < len {
-                    v[at] = 7;
+    fn finds_first_differing_byte_in_any_block_position() {
+        for byte in [0u8, 0xF0, 0xFF, 7] {
+            for len in [0usize, 1, 63, 4095, 4096, 4097, 9000] {
+                for at in [0, 1, len / 2, len.saturating_sub(1), len] {
+                    let mut v = vec![byte; len];
+                    if at < len {
+                        v[at] = byte ^ 1;
+                    }
+                    assert_eq!(first_not(&v, 0, len, byte), at.min(len), "byte {byte} len {len} at {at}");
                 }
-                assert_eq!(first_not(&v, 0, len, 0), at, "len {len} at {at}");
             }
         }
     }

@@ -80,3 +80,43 @@ impl ByteSource {
         self.locate(err.at_base(base))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
+        let p = std::env::temp_dir().join(format!("bkcodec-source-{}-{name}", std::process::id()));
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+
+    #[test]
+    fn maps_files_and_names_them_in_errors() {
+        let p = temp_file("data", b"BKLO and more");
+        let src = ByteSource::open(&p).unwrap();
+        assert_eq!(src.bytes(), b"BKLO and more");
+        assert_eq!((src.len(), src.path()), (13, Some(p.as_path())));
+        let e = src.locate_at(100, Error::corrupt(4, "x"));
+        assert_eq!((e.offset, e.path.as_deref()), (104, Some(p.as_path())));
+        std::fs::remove_file(&p).unwrap();
+
+        let empty = temp_file("empty", b"");
+        assert!(ByteSource::open(&empty).unwrap().is_empty());
+        std::fs::remove_file(&empty).unwrap();
+
+        let missing = std::env::temp_dir().join("bkcodec-source-does-not-exist");
+        let e = ByteSource::open(&missing).unwrap_err();
+        assert_eq!((e.kind, e.path.as_deref()), (ErrorKind::Io, Some(missing.as_path())));
+    }
+
+    #[test]
+    fn in_memory_bytes() {
+        let src = ByteSource::from_bytes(vec![1u8, 2, 3]);
+        assert_eq!((src.bytes(), src.path()), (&[1u8, 2, 3][..], None));
+        assert_eq!(src.locate(Error::corrupt(1, "x")).path, None);
+        let named = ByteSource::from_bytes(&b"abc"[..]).with_path("x.log");
+        assert_eq!(named.locate(Error::corrupt(1, "x")).path, Some(PathBuf::from("x.log")));
+    }
+}

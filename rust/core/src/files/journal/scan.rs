@@ -10,12 +10,15 @@ use crate::files::journal::{
     Journal, METAENTRY_ID_FENCE_KEY, METAENTRY_ID_LEDGER_EXPLICITLAC, METAENTRY_ID_LEDGER_KEY, PADDING_MASK,
     SECTOR_SIZE,
 };
+use crate::files::runs::first_not;
 use crate::files::plausible::{entry_verdict, entry_verifies, Verdict};
 
 /// The smallest payload: a fence record's ledger id and entry id.
 const MIN_PAYLOAD: usize = 16;
 /// Padding records end on an alignment boundary, a multiple of 512.
 const ALIGNMENT_UNIT: usize = SECTOR_SIZE as usize;
+/// Longest padding a sync point may have (alignments are a few KiB in practice).
+const MAX_PADDING: usize = 1 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RecordKind {
@@ -87,10 +90,18 @@ impl Framing for JournalFraming {
                 return Check::Bad(GapKind::BadRecord);
             }
             let end = (p + 8).saturating_add(pad as usize);
-            if strict && (end % ALIGNMENT_UNIT != 0 || pad as usize > MAX_SYNC_RECORD) {
+            if end > len {
+                return Check::Torn;
+            }
+            // The writer pads from a zeroed buffer to an alignment boundary (a
+            // multiple of 512); a padding length damaged by a multiple of 512 would
+            // still align, so the content must be zeros too.
+            if strict
+                && (end & (ALIGNMENT_UNIT - 1) != 0 || pad as usize > MAX_PADDING || first_not(data, p + 8, end, 0) != end)
+            {
                 return Check::Bad(GapKind::BadRecord);
             }
-            return if end > len { Check::Torn } else { Check::Record { end, kind: RecordKind::Padding } };
+            return Check::Record { end, kind: RecordKind::Padding };
         }
         if n < MIN_PAYLOAD as i32 || (strict && n as usize > MAX_SYNC_RECORD) {
             return Check::Bad(GapKind::BadSize);

@@ -39,7 +39,7 @@ impl<W: Write> JournalWriter<W> {
         if !(4..=6).contains(&version) {
             return Err(Error::invalid_argument(format!("BookKeeper writes journal versions 4 to 6, not {version}")));
         }
-        if alignment == 0 || alignment % SECTOR_SIZE != 0 {
+        if alignment == 0 || alignment & (SECTOR_SIZE - 1) != 0 {
             return Err(Error::invalid_argument(format!("journal alignment {alignment} is not a positive multiple of 512")));
         }
         let prealloc = prealloc_size - prealloc_size % alignment;
