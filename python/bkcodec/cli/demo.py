@@ -85,7 +85,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
             inspect_files.print_report(out, inspected, all_ledgers=False)
 
         section("3. bkcodec verify", f"{bookie} --metadata {sample.metadata_dir}")
-        from .._bkcodec import load_ledger_metadata_dir
+        from .. import load_ledger_metadata_dir
 
         digests = DigestOptions(None, b"", load_ledger_metadata_dir(sample.metadata_dir))
         verified = verify_digests.verify_files(files, digests, out)

@@ -59,7 +59,7 @@ def _ledger_order(item):
 
 
 def inspect_entry_log(f: BookieFile, task, base: int) -> dict[str, Any]:
-    from .._bkcodec import entry_log_header, ledgers_map
+    from .. import entry_log_header, ledgers_map
 
     info: dict[str, Any] = {}
     try:
@@ -102,7 +102,7 @@ def inspect_entry_log(f: BookieFile, task, base: int) -> dict[str, Any]:
 
 
 def inspect_journal(f: BookieFile, task, base: int) -> dict[str, Any]:
-    from .._bkcodec import journal_header
+    from .. import journal_header
 
     info: dict[str, Any] = {}
     try:
@@ -119,7 +119,7 @@ def inspect_journal(f: BookieFile, task, base: int) -> dict[str, Any]:
 def inspect_index(f: BookieFile) -> dict[str, Any]:
     import pyarrow.compute as pc
 
-    from .._bkcodec import index_header, read_index
+    from .. import index_header, read_index
 
     h = index_header(f.path)
     table = read_index(f.path).read_all()
@@ -138,14 +138,14 @@ def inspect_index(f: BookieFile) -> dict[str, Any]:
 
 
 def inspect_last_mark(f: BookieFile) -> dict[str, Any]:
-    from .._bkcodec import read_last_mark
+    from .. import read_last_mark
 
     mark = read_last_mark(f.path)
     return {"journal_id": mark.journal_id, "journal_file": f"{mark.journal_id:x}.txn", "offset": mark.offset}
 
 
 def inspect_last_id(f: BookieFile) -> dict[str, Any]:
-    from .._bkcodec import read_last_id
+    from .. import read_last_id
 
     log_id = read_last_id(f.path)
     return {"log_id": log_id, "entry_log_file": f"{log_id:x}.log"}

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .._bkcodec import LedgerId
+from .. import LedgerId
 from .errors import EXIT_OK, CliError
 from .output import Output
 

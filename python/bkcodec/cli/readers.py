@@ -49,7 +49,7 @@ class DigestOptions:
 
 
 def digest_options(args: argparse.Namespace) -> DigestOptions:
-    from .._bkcodec import load_ledger_metadata_dir
+    from .. import load_ledger_metadata_dir
 
     metadata = None
     if args.metadata is not None:
@@ -74,7 +74,7 @@ def open_reader(
     """A pyarrow RecordBatchReader over an entry log's or a journal's rows."""
     import pyarrow as pa
 
-    from .._bkcodec import read_entry_log, read_journal
+    from .. import read_entry_log, read_journal
 
     read = {ENTRY_LOG: read_entry_log, JOURNAL: read_journal}[f.kind]
     reader = read(

@@ -92,7 +92,7 @@ def verify_scanned(f: BookieFile, digests: DigestOptions, task, base: int) -> tu
 
 def verify_small_file(f: BookieFile, digests: DigestOptions) -> tuple[dict[str, Any], list[dict]]:
     """Index, lastMark and lastId files: their structure, and an index's explicit LAC digest."""
-    from .._bkcodec import decode_lac, index_header, read_index, read_last_id, read_last_mark
+    from .. import decode_lac, index_header, read_index, read_last_id, read_last_mark
 
     summary: dict[str, Any] = {}
     if f.kind == INDEX:
