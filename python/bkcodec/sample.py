@@ -273,6 +273,7 @@ def make_bookie_dir(
         j.flush()
         mark = j.position
         j.close()
+    assert mark is not None  # the writer was open when it was read
     files[journal_rel] = {
         "kind": "journal",
         "version": 6,

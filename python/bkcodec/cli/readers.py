@@ -71,16 +71,16 @@ def open_reader(
     start: int | None = None,
     end: int | None = None,
 ):
-    """A pyarrow RecordBatchReader over an entry log's or a journal's rows."""
-    import pyarrow as pa
-
+    """The library's RecordBatchReader over an entry log's or a journal's rows."""
     from .. import read_entry_log, read_journal
 
-    read = {ENTRY_LOG: read_entry_log, JOURNAL: read_journal}[f.kind]
-    reader = read(
-        f.path, verify=verify, payload=payload, on_error="flag", start=start, end=end, **digests.kwargs()
-    )
-    return pa.RecordBatchReader.from_stream(reader)
+    options: dict[str, Any] = dict(verify=verify, payload=payload, on_error="flag", start=start, end=end)
+    options.update(digests.kwargs())
+    if f.kind == ENTRY_LOG:
+        return read_entry_log(f.path, **options)
+    if f.kind == JOURNAL:
+        return read_journal(f.path, **options)
+    raise ValueError(f"{f.path}: a {f.kind} has no entries to read")
 
 
 def file_size(f: BookieFile) -> int:
