@@ -162,7 +162,7 @@ impl PyLedgersMap {
     fn to_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let batch = ledgers_map_batch(&self.0);
         let schema = batch.schema();
-        Ok(PyTable::try_new(vec![batch], schema)?.into_pyarrow(py)?)
+        PyTable::try_new(vec![batch], schema)?.into_pyarrow(py)
     }
 
     fn __len__(&self) -> usize {

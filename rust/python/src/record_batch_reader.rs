@@ -114,7 +114,7 @@ impl PyFileBatchReader {
         let mut stream = self.take()?;
         let batches: Result<Vec<RecordBatch>, Error> = py.detach(|| stream.by_ref().collect());
         let batches = batches.map_err(|e| to_pyerr(py, e))?;
-        Ok(PyTable::try_new(batches, self.schema.clone())?.into_pyarrow(py)?)
+        PyTable::try_new(batches, self.schema.clone())?.into_pyarrow(py)
     }
 
     /// Stops reading and unmaps the file (batches already read stay valid).
