@@ -466,6 +466,28 @@ def test_wrong_kind_and_bad_options(sample, tmp_path):
     assert run_cli("verify", sample.root, "--digest-type", "md5").returncode == 2
 
 
+def test_damaged_files_are_findings_not_errors(tmp_path):
+    current = tmp_path / "current"
+    current.mkdir()
+    (current / "6.log").write_bytes(bytes(range(256)) * 8)  # binary, no BKLO: a wrecked header
+    (current / "7.log").write_bytes(b"")  # a brand-new log: its header is not flushed yet
+    (current / "9.idx").write_bytes(b"\x00\x01" * 50)
+    (current / "lastMark").write_bytes(b"\x00" * 10)
+    (current / "lastId").write_text("zz\n")
+    (current / "bookie.log").write_text("INFO not ours\n")  # not a hex name: never read
+    (current / "a.log").write_text("INFO a text file with a hex name\n")  # skipped in a walk
+    files = by_relative_path(run_json("inspect", tmp_path)["files"], tmp_path)
+    assert set(files) == {"current/6.log", "current/7.log", "current/9.idx", "current/lastMark", "current/lastId"}
+    for rel in ("current/6.log", "current/9.idx", "current/lastMark", "current/lastId"):
+        assert "error" in files[rel], rel
+    assert files["current/7.log"]["entries"] == 0 and "error" not in files["current/7.log"]
+    report = run_json("verify", tmp_path, expect=1)
+    problems = {Path(x["file"]).name: x["problem"] for x in report["failures"]}
+    assert problems == {"6.log": "file", "9.idx": "file", "lastMark": "file", "lastId": "file"}
+    # Named on the command line, a binary file with a wrecked header is still read.
+    assert run_json("verify", current / "6.log", expect=1)["failures"][0]["offset"] == 0
+
+
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads files whatever their mode")
 def test_permission_denied(sample, tmp_path):
     locked = tmp_path / "0.log"

@@ -48,34 +48,47 @@ def kind_from_name(name: str) -> str | None:
     return None
 
 
-def _head(path: Path, n: int = 4) -> bytes:
+def _head(path: Path, n: int = 64) -> bytes:
     with path.open("rb") as f:
         return f.read(n)
+
+
+_TEXT = set(range(0x20, 0x7F)) | {0x09, 0x0A, 0x0D}
+
+
+def _is_text(head: bytes) -> bool:
+    return bool(head) and all(b in _TEXT for b in head)
+
+
+def _text_instead_of(kind: str, head: bytes) -> bool:
+    """A file named like an entry log or index file that holds text (a log4j
+    `0.log`, say) rather than a damaged binary file, which readers report on."""
+    magic = _MAGIC_OF.get(kind)
+    return kind in (ENTRY_LOG, INDEX) and magic is not None and not head.startswith(magic) and _is_text(head)
 
 
 def classify(path: Path) -> str:
     """The kind of a file named on the command line, by name and then by magic.
 
-    Raises UnknownFormatError for anything else, and when a name promises a format
-    whose magic is absent (an entry log and an index file always start with theirs;
-    a V1 journal has none, so `.txn` is taken on its name).
+    Raises UnknownFormatError for anything else, and for text in a file named like
+    an entry log or index file. A binary file whose magic is wrong is taken on its
+    name: the readers then report its damaged header.
     """
     head = _head(path)
     kind = kind_from_name(path.name)
     if kind is None:
-        kind = _MAGIC.get(head)
+        kind = _MAGIC.get(head[:4])
         if kind is None:
             raise UnknownFormatError(
                 "unknown format: not an entry log, journal, index file, lastMark or lastId "
-                f"(name not recognised, first bytes {head.hex() or 'none'})",
+                f"(name not recognised, first bytes {head[:8].hex() or 'none'})",
                 str(path),
             )
         return kind
-    expected = _MAGIC_OF.get(kind)
-    if expected is not None and kind != JOURNAL and len(head) == 4 and head != expected:
+    if _text_instead_of(kind, head):
         raise UnknownFormatError(
-            f"unknown format: named like a {kind.replace('_', ' ')} but does not start with "
-            f"{expected.decode()} (first bytes {head.hex()})",
+            f"unknown format: named like a {kind.replace('_', ' ')} but holds text "
+            f"(no {_MAGIC_OF[kind].decode()} magic)",
             str(path),
         )
     return kind
@@ -103,12 +116,12 @@ def walk(root: Path) -> list[BookieFile]:
                 continue
             path = Path(dirpath, name)
             if kind in (ENTRY_LOG, INDEX):
-                # Skip files a walk stumbles on that only look like ours by name.
+                # Skip text files a walk stumbles on that only look like ours by name.
                 try:
                     head = _head(path)
                 except OSError as err:
                     raise CliError(err.strerror or str(err), str(path)) from None
-                if len(head) == 4 and head != _MAGIC_OF[kind]:
+                if _text_instead_of(kind, head):
                     continue
             found.append(BookieFile(path, kind))
     return found
