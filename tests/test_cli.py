@@ -267,6 +267,9 @@ def test_dump_ledger_lists_and_hex_payloads(sample):
     assert sorted((x["ledger_id"], x["entry_id"]) for x in rows) == [
         (lid, e) for lid in (2, 7, 8) for e in range(20, 24)
     ]
+    assert {x["scope_id"] for x in rows if x["ledger_id"] == 7} == {5}
+    scoped = [json.loads(line) for line in run_cli("dump", log, "--scope", "5", "--json").stdout.splitlines()]
+    assert {x["ledger_id"] for x in scoped} == {7, 8} and len(scoped) == 23  # the torn row has no scope
     torn = [x for x in rows if x["error"]]
     assert len(torn) == 1 and torn[0]["error"].startswith("torn_record") and torn[0]["payload"] is None
     want = {(x["ledger_id"], x["entry_id"]): x["payload"] for x in library_rows(log)}

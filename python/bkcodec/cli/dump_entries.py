@@ -21,12 +21,13 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         help="print entries as a table or JSON lines, filtered by ledger, entry and offset",
         description="Print the entries of entry logs and the records of journals. Ranges are "
         "N, START:END (END excluded), START: or :END, and comma lists of them. "
-        "Damaged spans are printed as rows with an error unless a --ledger or --entry filter "
-        "leaves them out. --json prints one JSON object per line.",
+        "Damaged spans are printed as rows with an error unless a --ledger, --entry or "
+        "--scope filter leaves them out. --json prints one JSON object per line.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="entry logs, journals, or directories of them")
     p.add_argument("--ledger", type=parse_spans, metavar="RANGES", help="ledger ids, e.g. 3 or 3,7:10")
     p.add_argument("--entry", type=parse_spans, metavar="RANGES", help="entry ids, e.g. 10:20")
+    p.add_argument("--scope", type=parse_spans, metavar="RANGES", help="scope ids (V2 entries; V1 entries have scope 0)")
     p.add_argument(
         "--offset",
         type=parse_offset_range,
@@ -92,6 +93,9 @@ def _filter(batch, args: argparse.Namespace):
         keep = mask(batch.column("ledger_id"), args.ledger)
     if args.entry:
         m = mask(batch.column("entry_id"), args.entry)
+        keep = m if keep is None else pc.and_(keep, m)
+    if args.scope:
+        m = mask(batch.column("scope_id"), args.scope)
         keep = m if keep is None else pc.and_(keep, m)
     return batch if keep is None else batch.filter(keep)
 
