@@ -246,6 +246,15 @@ impl EntryBatchBuilder {
     /// says why it is bad when it passed framing but failed a check.
     #[inline]
     pub fn append_entry(&mut self, resolved: &ResolvedEntry<'_>, error: Option<&Error>) -> Result<()> {
+        self.push_entry_fields(resolved)?;
+        self.append_error_text(error);
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// The entry columns of a framed entry (all but `error`).
+    #[inline(always)]
+    fn push_entry_fields(&mut self, resolved: &ResolvedEntry<'_>) -> Result<()> {
         let entry = &resolved.entry;
         self.payload.append(entry.payload())?;
         let h = &entry.header;
@@ -257,8 +266,6 @@ impl EntryBatchBuilder {
         self.length.push(h.length);
         self.digest_type.push(Some(entry.digest_type));
         self.digest_ok.append_option(resolved.digest_ok);
-        self.append_error_text(error);
-        self.rows += 1;
         Ok(())
     }
 
@@ -324,6 +331,37 @@ impl EntryBatchBuilder {
         self.digest_ok.append_option((error.kind == ErrorKind::DigestMismatch).then_some(false));
         self.payload.append_null();
         self.append_error_text(Some(error));
+        self.rows += 1;
+    }
+
+    /// Appends a framed entry whose row carries `error` (written only when the error
+    /// column exists) though the entry itself passed its checks: a file reader found
+    /// it only by repairing damaged framing around it.
+    pub fn append_entry_with_error(&mut self, resolved: &ResolvedEntry<'_>, error: &str) -> Result<()> {
+        self.push_entry_fields(resolved)?;
+        if let Some(col) = &mut self.error {
+            col.append_value(error);
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// Appends a row for something in a file that is not an entry (a journal meta
+    /// record, a damaged span): the ids given, every other entry column null, and
+    /// `error` (written only when the error column exists).
+    pub fn append_without_entry(&mut self, ledger_id: Option<i64>, entry_id: Option<i64>, error: Option<&str>) {
+        self.format_version.push_null();
+        self.scope_id.push_null();
+        self.ledger_id.push_option(ledger_id);
+        self.entry_id.push_option(entry_id);
+        self.last_add_confirmed.push_null();
+        self.length.push_null();
+        self.digest_type.push(None);
+        self.digest_ok.append_null();
+        self.payload.append_null();
+        if let Some(col) = &mut self.error {
+            col.append_option(error);
+        }
         self.rows += 1;
     }
 
