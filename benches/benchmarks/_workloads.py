@@ -185,7 +185,7 @@ def file_memory_read(path: Path) -> int:
     return total
 
 
-def seconds_per_call(fn: Callable, *args, min_time: float = 0.05, repeats: int = 5) -> float:
+def seconds_per_call(fn: Callable, *args, min_time: float = 0.02, repeats: int = 3) -> float:
     """The best of `repeats` timings of `fn(*args)`, each over enough calls to last
     at least `min_time`; seconds per call. The loop is timeit's, so the overhead
     per call is one Python call, the same for every contender."""

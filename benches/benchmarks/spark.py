@@ -1,5 +1,6 @@
 """Spark: entries cached in a local session (one task slot), decoded by
-`mapInArrow` with `decode_entries`. Kept small: the session start dominates."""
+`mapInArrow` with `decode_entries`. Kept small: the session start dominates.
+(compare.py also times Spark passing the same batches through undecoded.)"""
 
 import os
 import shutil
@@ -34,8 +35,3 @@ class MapInArrow:
         return ENTRIES / self._spark.decode_seconds(self.frame, repeats=3)
 
     track_entries_per_second.unit = "entries/s"
-
-    def track_passthrough_entries_per_second(self):
-        return ENTRIES / self._spark.passthrough_seconds(self.frame, repeats=3)
-
-    track_passthrough_entries_per_second.unit = "entries/s"
