@@ -517,3 +517,51 @@ fn records_that_never_confirm_are_all_read() {
         assert_eq!((found.entries.len(), found.gaps.len()), (3050, 0));
     }
 }
+
+/// A small size field (zero included) on the last entry of a log, in front of the
+/// ledgers map or the end of the file: the entries before are kept, the record is
+/// one damage span ending where the map starts, the map is still the map, and no
+/// entry is framed out of the damaged bytes.
+fn check_damaged_last_entry(bytes: &[u8], opts: &ScanOptions, label: &str) {
+    let recs = clean_records(bytes);
+    let map_at = recs.iter().position(|r| r.bytes[4] == 0xFF).unwrap_or(recs.len());
+    let victim = &recs[map_at - 1];
+    for size in [0u32, 1, 3, 31] {
+        let damaged = with_size(bytes, victim.offset, size);
+        let label = format!("{label}: last entry at {} size -> {size}", victim.offset);
+        let found = scan(&damaged, opts);
+        for r in recs.iter().filter(|r| r.offset != victim.offset) {
+            assert!(found.has(r.offset, &r.bytes), "{label}: lost record at {}", r.offset);
+        }
+        let spans: Vec<(u64, u64)> = found.damage().iter().map(|g| (g.offset, g.end())).collect();
+        let reframed = found.entries.iter().any(|(o, b, re)| *o == victim.offset && *re && b[4..] == victim.bytes[4..]);
+        if reframed {
+            assert!(spans.is_empty(), "{label}: {spans:?}");
+        } else {
+            assert_eq!(spans, vec![(victim.offset, victim.end())], "{label}");
+        }
+        assert_eq!(found.entries.len(), recs.len() - usize::from(!reframed), "{label}: an entry framed from damage");
+        tile_check(&damaged, opts, &[victim.offset, victim.end()], &label);
+    }
+}
+
+#[test]
+fn damaged_last_size_before_the_ledgers_map() {
+    for seed in 0..40 {
+        let count = 1 + (seed % 25) as usize;
+        for rolled in [true, false] {
+            let bytes = sample_log(seed, count, rolled);
+            let label = format!("seed {seed} rolled {rolled}");
+            check_damaged_last_entry(&bytes, &ScanOptions::new(), &label);
+            check_damaged_last_entry(&bytes, &digests(), &label);
+        }
+    }
+}
+
+#[test]
+fn golden_log_with_damaged_last_size() {
+    let Some(dir) = golden("entrylogs") else { return };
+    let src = ByteSource::open(dir.join("multi_ledger/current/0.log")).unwrap();
+    check_damaged_last_entry(src.bytes(), &ScanOptions::new(), "golden");
+    check_damaged_last_entry(src.bytes(), &ScanOptions::new().with_digest(DigestType::Crc32c, b""), "golden");
+}
