@@ -565,3 +565,23 @@ fn golden_log_with_damaged_last_size() {
     check_damaged_last_entry(src.bytes(), &ScanOptions::new(), "golden");
     check_damaged_last_entry(src.bytes(), &ScanOptions::new().with_digest(DigestType::Crc32c, b""), "golden");
 }
+
+/// A size field whose first bytes are 0xF0 (a negative size) is damage from its
+/// first byte, not a byte of padding followed by damage.
+#[test]
+fn size_field_starting_with_fill_bytes() {
+    let bytes = sample_log(6, 20, true);
+    let recs = clean_records(&bytes);
+    for r in recs.iter().filter(|r| r.bytes[4] != 0xFF).step_by(3) {
+        for size in [0xF0FF_FFFFu32, 0xF0F0_0001, 0xF0F0_F012] {
+            let damaged = with_size(&bytes, r.offset, size);
+            let label = format!("record at {} size -> {size:#x}", r.offset);
+            let found = scan(&damaged, &ScanOptions::new());
+            for o in recs.iter().filter(|o| o.offset != r.offset) {
+                assert!(found.has(o.offset, &o.bytes), "{label}: lost record at {}", o.offset);
+            }
+            assert!(found.gaps.iter().all(|g| g.kind.is_damage()), "{label}: {:?}", found.gaps);
+            assert_eq!(found.gaps.first().map(|g| g.offset), Some(r.offset), "{label}: {:?}", found.gaps);
+        }
+    }
+}

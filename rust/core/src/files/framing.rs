@@ -272,8 +272,15 @@ impl Chain {
             return Some(self.zero_gap(f, data, p));
         }
         if let Some(fill) = F::FILL {
-            if data[p] == fill {
-                let end = first_not(data, p, len, fill);
+            let end = if data[p] == fill { first_not(data, p, len, fill) } else { p };
+            // One to three fill bytes that stop short of a block boundary, with no
+            // record after them, are the first bytes of a damaged size field, not
+            // padding: damage starts here.
+            let size_field = end - p < 4
+                && end != len
+                && end & (PADDING_BLOCK - 1) != 0
+                && !self.plausible_at(f, data, end);
+            if end > p && !size_field {
                 // Four fill bytes in the middle of a block may be a size field
                 // overwritten in front of an intact entry.
                 if end - p == 4 && end & (PADDING_BLOCK - 1) != 0 {

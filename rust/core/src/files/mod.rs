@@ -48,9 +48,11 @@ pub(crate) fn parse_hex_id(s: &str) -> Option<i64> {
 pub(crate) fn bad_magic(what: &str, found: &[u8], expected: &[u8]) -> Error {
     let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(" ");
     let text = |b: &[u8]| {
-        (!b.is_empty() && b.iter().all(|x| x.is_ascii_graphic() || *x == b' '))
-            .then(|| format!(" \"{}\"", String::from_utf8_lossy(b)))
-            .unwrap_or_default()
+        if !b.is_empty() && b.iter().all(|x| x.is_ascii_graphic() || *x == b' ') {
+            format!(" \"{}\"", String::from_utf8_lossy(b))
+        } else {
+            String::new()
+        }
     };
     Error::corrupt(0, format!("{what} is {}{} (expected{}, {})", hex(found), text(found), text(expected), hex(expected)))
 }
