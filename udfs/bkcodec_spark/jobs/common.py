@@ -1,0 +1,73 @@
+"""What the jobs share: the session, the reading options, and where results go."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from pyspark.sql import DataFrame, DataFrameReader, SparkSession
+
+OUTPUT_FORMATS = ("parquet", "csv", "json")
+
+
+def spark_session(app_name: str, master: str | None = None) -> SparkSession:
+    """The session: spark-submit's when run by it, else a local one (`--master`, default local[*])."""
+    from pyspark import SparkConf
+
+    # Python workers must run this interpreter, the one where bkcodec is installed.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
+    elif not SparkConf().contains("spark.master"):
+        builder = builder.master("local[*]").config("spark.ui.enabled", "false")
+    session = builder.config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate()
+    session.sparkContext.setLogLevel(os.environ.get("BKCODEC_SPARK_LOG_LEVEL", "WARN"))
+    return session
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--master", help="Spark master when not run by spark-submit (default: local[*])")
+    return p
+
+
+def add_read_arguments(p: argparse.ArgumentParser, kinds: tuple[str, ...] = ("auto", "entrylog", "journal")) -> None:
+    p.add_argument("paths", nargs="+", help="bookie files, directories (walked) or globs")
+    p.add_argument("--kind", choices=kinds, default="auto", help="which files to read (default: from their names)")
+    p.add_argument(
+        "--digest-type",
+        choices=("auto", "crc32", "crc32c", "hmac", "dummy"),
+        default="auto",
+        help="the ledgers' digest type (default: inferred per ledger)",
+    )
+    p.add_argument("--password", default="", help="the ledgers' password (HMAC digests)")
+    p.add_argument("--split-size", default="128m", help="read entry logs larger than this in parallel ranges")
+
+
+def bookkeeper_reader(spark: SparkSession, args: argparse.Namespace, **options: str) -> DataFrameReader:
+    reader = (
+        spark.read.format("bookkeeper")
+        .option("kind", args.kind)
+        .option("digestType", args.digest_type)
+        .option("password", args.password)
+        .option("splitSize", args.split_size)
+    )
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return reader
+
+
+def add_output_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--output", help="also write the table here (a directory)")
+    p.add_argument("--format", choices=OUTPUT_FORMATS, default="parquet", help="format of --output (default parquet)")
+    p.add_argument("--show", type=int, default=50, metavar="N", help="rows of the table to print (default 50)")
+
+
+def write_output(df: DataFrame, args: argparse.Namespace) -> None:
+    if args.output:
+        writer = df.coalesce(1).write.mode("overwrite")
+        if args.format == "csv":
+            writer = writer.option("header", "true")
+        writer.format(args.format).save(args.output)
