@@ -35,7 +35,7 @@ __all__ = [
 ArrowFunction = Callable[..., pa.Array]
 
 # A location packs the entry log id into the high 32 bits and the offset of the
-# entry bytes in that log into the low 32 (what indexes store).
+# entry bytes in that log into the low 32 (what indexes store); 0 means no entry.
 _LOCATION_OFFSET_MASK = 0xFFFFFFFF
 _LEDGER_ID_TYPE = pa.struct([pa.field("scope_id", pa.int64()), pa.field("ledger_id", pa.int64())])
 
@@ -174,21 +174,26 @@ def _parse_ledger_id(name: str | None) -> dict | None:
 
 
 def location_log_id_udf(location: Column | str, *, engine: str | None = None) -> Column:
-    """The entry log id of an index location (`location >> 32`)."""
+    """The entry log id of an index location (its high 32 bits); null for 0 ("no entry")."""
     return _location_function("log_id", engine)(location)
 
 
 def location_offset_udf(location: Column | str, *, engine: str | None = None) -> Column:
-    """The byte offset in its entry log of the entry an index location names."""
+    """The offset in its entry log of the entry bytes an index location names (its low
+    32 bits, just past the record's size field); null for 0 ("no entry")."""
     return _location_function("offset", engine)(location)
 
 
 def _location_function(part: str, engine):
     def split(locations: pa.Array) -> pa.Array:
-        locations = _int64(locations)
+        # Both halves are unsigned 32-bit values: shift the bits, not the signed number.
+        bits = _int64(locations).cast(pa.uint64(), safe=False)
+        present = pc.not_equal(bits, pa.scalar(0, pa.uint64()))
         if part == "log_id":
-            return pc.shift_right(locations, 32)
-        return pc.bit_wise_and(locations, pa.scalar(_LOCATION_OFFSET_MASK, locations.type))
+            half = pc.shift_right(bits, pa.scalar(32, pa.uint64()))
+        else:
+            half = pc.bit_wise_and(bits, pa.scalar(_LOCATION_OFFSET_MASK, pa.uint64()))
+        return pc.if_else(present, half, None).cast(pa.int64())
 
     return vectorized_udf(split, pa.int64(), engine)
 
