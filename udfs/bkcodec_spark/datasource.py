@@ -125,7 +125,8 @@ class BookKeeperReader(DataSourceReader):
     def partitions(self) -> list[InputPartition]:
         return [FilePartition(split, self.plan.options) for split in self.plan.splits]
 
-    def read(self, partition: FilePartition):
+    def read(self, partition: InputPartition):
+        assert isinstance(partition, FilePartition)
         split = partition.split
         try:
             for batch in files.read_split(split, partition.options):

@@ -11,7 +11,7 @@ columns beside the decoded ones, cast to exactly the declared schema.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Literal, NamedTuple, Sequence
 
 import bkcodec
 import pyarrow as pa
@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 __all__ = ["EntryDecoder", "MapInArrow", "decode_entries", "decode_entries_in_arrow", "entry_arrow_schema", "entry_schema"]
 
 
+PayloadMode = Literal["binary", "binary_view", "none"]
+OnError = Literal["raise", "flag"]
+
+
 @dataclass(frozen=True)
 class EntryOptions:
     """What `bkcodec.decode_entries` is told; `digest_type` "auto" means inferred."""
@@ -32,8 +36,8 @@ class EntryOptions:
     digest_type: str | None = None
     password: bytes | str = b""
     verify: bool = True
-    payload: str = "binary"
-    on_error: str = "flag"
+    payload: PayloadMode = "binary"
+    on_error: OnError = "flag"
 
     def decode(self, entries) -> pa.RecordBatch:
         return bkcodec.decode_entries(
@@ -47,7 +51,7 @@ class EntryOptions:
 
 
 def entry_arrow_schema(
-    payload: str = "binary", on_error: str = "flag", *, views: bool | None = None
+    payload: PayloadMode = "binary", on_error: OnError = "flag", *, views: bool | None = None
 ) -> pa.Schema:
     """The Arrow schema of decoded entry columns as Spark receives them.
 
@@ -58,7 +62,7 @@ def entry_arrow_schema(
     return spark_safe_schema(batch.schema, views=spark_accepts_views() if views is None else views)
 
 
-def entry_schema(payload: str = "binary", on_error: str = "flag") -> StructType:
+def entry_schema(payload: PayloadMode = "binary", on_error: OnError = "flag") -> StructType:
     """The Spark schema of the decoded entry columns (`format_version` ... `error`)."""
     return spark_struct(entry_arrow_schema(payload, on_error))
 
@@ -108,8 +112,8 @@ def decode_entries_in_arrow(
     digest_type: str | None = None,
     password: bytes | str = b"",
     verify: bool = True,
-    payload: str = "binary",
-    on_error: str = "flag",
+    payload: PayloadMode = "binary",
+    on_error: OnError = "flag",
 ) -> MapInArrow:
     """`(function, schema)` for `df.mapInArrow` that decodes the binary `column`.
 

@@ -10,14 +10,14 @@ pandas UDF before. The decoding itself is `bkcodec`'s.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import bkcodec
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from bkcodec_spark.arrow_types import spark_safe_type
-from bkcodec_spark.entries import EntryOptions, entry_arrow_schema
+from bkcodec_spark.entries import EntryOptions, OnError, PayloadMode, entry_arrow_schema
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
@@ -70,7 +70,8 @@ def _arrow_engine(function: ArrowFunction, return_type: pa.DataType, spark_type:
     def run(*columns):
         return _exactly(function(*columns), return_type)
 
-    return arrow_udf(run, spark_type)
+    udf: Any = arrow_udf  # its overloads expect type hints, which `run` leaves out
+    return udf(run, spark_type)
 
 
 def _pandas_engine(function: ArrowFunction, return_type: pa.DataType, spark_type: DataType):
@@ -84,7 +85,8 @@ def _pandas_engine(function: ArrowFunction, return_type: pa.DataType, spark_type
             return pa.Table.from_struct_array(result).to_pandas(types_mapper=pd.ArrowDtype)
         return result.to_pandas(types_mapper=pd.ArrowDtype)
 
-    return pandas_udf(run, spark_type)
+    udf: Any = pandas_udf  # its overloads expect type hints, which `run` leaves out
+    return udf(run, spark_type)
 
 
 def _int64(values: pa.Array) -> pa.Array:
@@ -104,8 +106,8 @@ def decode_entry_udf(
     digest_type: str | None = None,
     password: bytes | str = b"",
     verify: bool = True,
-    payload: str = "binary",
-    on_error: str = "flag",
+    payload: PayloadMode = "binary",
+    on_error: OnError = "flag",
     engine: str | None = None,
 ) -> Column:
     """A struct column of the decoded entry in the binary `column`.
@@ -205,7 +207,7 @@ def register(
     digest_type: str | None = None,
     password: bytes | str = b"",
     verify: bool = True,
-    payload: str = "binary",
+    payload: PayloadMode = "binary",
     engine: str | None = None,
 ) -> list[str]:
     """Registers the functions for SQL and returns their names.
