@@ -14,8 +14,17 @@ pub mod error;
 pub mod fuzzing;
 pub mod ledger_id;
 
+// Ledger metadata, bookie ids and the wire protocol.
+pub mod bookie_id;
+pub(crate) mod java_number;
+pub mod metadata;
+pub mod wire;
+pub mod files;
+
 pub use digest::{DigestType, Digester};
 pub use digest_policy::{DigestPolicy, DigestResolver, EntryChecks, ResolvedEntry};
 pub use entry::{Entry, EntryFormat, EntryHeader};
 pub use error::{Error, ErrorKind, Result};
 pub use ledger_id::LedgerId;
+pub use bookie_id::BookieId;
+pub use metadata::{LedgerDigestInfo, LedgerMetadata};

@@ -13,6 +13,12 @@ mod entry;
 mod keys;
 mod lac;
 
+// Ledger metadata, bookie ids, wire frames and metadata RPC messages.
+mod bookie_id;
+mod metadata;
+mod rpc;
+mod wire;
+
 #[pymodule]
 fn _bkcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
@@ -22,5 +28,9 @@ fn _bkcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     entries::register(m)?;
     lac::register(m)?;
     keys::register(m)?;
+    bookie_id::register(m)?;
+    metadata::register(m)?;
+    wire::register(m)?;
+    rpc::register(m)?;
     Ok(())
 }
