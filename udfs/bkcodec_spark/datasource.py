@@ -8,6 +8,10 @@ Options (all strings, as Spark passes them):
 - `kind`: `auto` (default: the one kind the file names show), `entrylog`, `journal`, `index`.
 - `digestType`: `auto` (default), `crc32`, `crc32c`, `hmac`, `dummy`.
 - `password`: the ledgers' password (for HMAC), default empty.
+- `ledgerMetadata`: a directory of ledger metadata (a ZooKeeper dump, as
+  `bkcodec.load_ledger_metadata_dir` reads it): each ledger is verified with its own
+  digest type and password, which is how DUMMY ledgers and HMAC ledgers with
+  different passwords are read.
 - `verify`: `true` (default) or `false`.
 - `payload`: `binary` (default), `binary_view` (read as binary by Spark), `none`.
 - `splitSize`: entry logs larger than this are read in byte ranges of this size, in
@@ -77,6 +81,7 @@ class ReadPlan:
             password=options.get("password", ""),
             verify=_flag(options.get("verify", "true"), "verify"),
             payload=options.get("payload", "binary").lower(),
+            ledger_metadata=options.get("ledgerMetadata") or None,
         )
         kind, selected = files.select_kind(files.expand_paths(paths), options.get("kind", "auto").lower())
         split_size = parse_size(options.get("splitSize", str(DEFAULT_SPLIT_SIZE)))
@@ -149,7 +154,9 @@ class BookKeeperReader(DataSourceReader):
         where = f" (bytes {split.start}..{split.end})" if split.start is not None else ""
         values = {"file": split.path, "error": f"{type(error).__name__}: {error}{where}"}
         offset = getattr(error, "offset", None)
-        if offset is not None and "offset" in self.arrow_schema.names:
+        # In entry logs and journals `offset` is a position in the file (an index
+        # file's `offset` column is a position in an entry log).
+        if offset is not None and split.kind != files.INDEX:
             values["offset"] = offset
         arrays = [pa.array([values.get(f.name)], f.type) for f in self.arrow_schema]
         return pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)

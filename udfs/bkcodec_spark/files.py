@@ -6,10 +6,13 @@ readers sit in one place. Everything that looks at bytes is bkcodec's.
 
 from __future__ import annotations
 
+import functools
 import glob
 import json
 import os
-from dataclasses import dataclass
+import string
+import tempfile
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -23,6 +26,8 @@ __all__ = [
     "expand_paths",
     "kind_of",
     "plan_splits",
+    "read_split",
+    "reader_schema",
 ]
 
 ENTRY_LOG, JOURNAL, INDEX = "entrylog", "journal", "index"
@@ -38,6 +43,14 @@ def kind_of(path: str | os.PathLike) -> str | None:
     return SUFFIXES.get(Path(path).suffix.lower())
 
 
+def log_id_of(path: str | os.PathLike) -> int | None:
+    """The id in an entry log's name (`<hex>.log`, as BookKeeper names them), or None."""
+    stem = Path(path).stem
+    if not stem or len(stem) > 16 or any(c not in string.hexdigits for c in stem):
+        return None
+    return int(stem, 16)
+
+
 @dataclass(frozen=True)
 class ReadOptions:
     """How entries inside the files are decoded (the data source's options)."""
@@ -46,6 +59,9 @@ class ReadOptions:
     password: str = ""
     verify: bool = True
     payload: str = "binary"
+    # A directory of ledger metadata (a ZooKeeper dump): each ledger's own digest type
+    # and password.
+    ledger_metadata: str | None = None
 
     def __post_init__(self):
         if self.digest_type not in DIGEST_TYPES:
@@ -55,11 +71,14 @@ class ReadOptions:
 
     @property
     def reader_arguments(self) -> dict:
+        """Keyword arguments of `bkcodec.read_entry_log` and `read_journal`."""
         return {
             "digest_type": None if self.digest_type == "auto" else self.digest_type,
             "password": self.password,
             "verify": self.verify,
             "payload": self.payload,
+            "on_error": "flag",
+            "ledger_metadata": self.ledger_metadata,
         }
 
 
@@ -158,18 +177,37 @@ def _size(path: str) -> int | None:
         return None  # read() reports it as a flagged row
 
 
-def open_split(split: FileSplit, options: ReadOptions) -> pa.RecordBatchReader:
-    """The rows of one split, as bkcodec's reader gives them."""
-    arguments = options.reader_arguments
+def open_split(split: FileSplit, options: ReadOptions) -> bkcodec.RecordBatchReader:
+    """bkcodec's lazy reader for one split (nothing is read until it is iterated)."""
     if split.kind == ENTRY_LOG:
-        stream = bkcodec.read_entry_log(split.path, start=split.start, end=split.end, **arguments)
-    elif split.kind == JOURNAL:
-        stream = bkcodec.read_journal(split.path, **arguments)
-    else:
-        stream = bkcodec.read_index(split.path)
-    return pa.RecordBatchReader.from_stream(stream)
+        return bkcodec.read_entry_log(split.path, start=split.start, end=split.end, **options.reader_arguments)
+    if split.kind == JOURNAL:
+        return bkcodec.read_journal(split.path, **options.reader_arguments)
+    return bkcodec.read_index(split.path)
 
 
 def read_split(split: FileSplit, options: ReadOptions) -> Iterator[pa.RecordBatch]:
-    reader = open_split(split, options)
-    yield from reader
+    """The split's rows, batch by batch; bkcodec's typed errors propagate."""
+    with open_split(split, options) as reader:
+        yield from reader
+
+
+# An empty file of each kind, as bkcodec writes it: its reader gives the kind's schema
+# without depending on which (possibly unreadable) files a path names.
+_TEMPLATES = {
+    ENTRY_LOG: ("0.log", lambda path: bkcodec.EntryLogWriter(path, 0).close()),
+    JOURNAL: ("1.txn", lambda path: bkcodec.JournalWriter(path).close()),
+    INDEX: ("1.idx", lambda path: bkcodec.write_index_file(path, {})),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def reader_schema(kind: str, options: ReadOptions) -> pa.Schema:
+    """The Arrow schema bkcodec's reader gives files of `kind` read with `options`."""
+    name, write_empty = _TEMPLATES[kind]
+    with tempfile.TemporaryDirectory(prefix="bkcodec-spark-") as directory:
+        path = os.path.join(directory, name)
+        write_empty(path)
+        # Metadata only changes which digests are checked, never the columns.
+        with open_split(FileSplit(path, kind), replace(options, ledger_metadata=None)) as reader:
+            return reader.schema
