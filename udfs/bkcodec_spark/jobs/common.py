@@ -8,6 +8,8 @@ import sys
 
 from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 
+from bkcodec_spark import files
+
 OUTPUT_FORMATS = ("parquet", "csv", "json")
 
 
@@ -35,7 +37,9 @@ def parser(description: str) -> argparse.ArgumentParser:
 
 def add_read_arguments(p: argparse.ArgumentParser, kinds: tuple[str, ...] = ("auto", "entrylog", "journal")) -> None:
     p.add_argument("paths", nargs="+", help="bookie files, directories (walked) or globs")
-    p.add_argument("--kind", choices=kinds, default="auto", help="which files to read (default: from their names)")
+    p.add_argument(
+        "--kind", choices=kinds, default="auto", help="which files to read (default: entry logs and journals, by name)"
+    )
     p.add_argument(
         "--digest-type",
         choices=("auto", "crc32", "crc32c", "hmac", "dummy"),
@@ -46,10 +50,25 @@ def add_read_arguments(p: argparse.ArgumentParser, kinds: tuple[str, ...] = ("au
     p.add_argument("--split-size", default="128m", help="read entry logs larger than this in parallel ranges")
 
 
-def bookkeeper_reader(spark: SparkSession, args: argparse.Namespace, **options: str) -> DataFrameReader:
+def entry_kinds(args: argparse.Namespace) -> list[str]:
+    """The kinds of entry files to read: `--kind`, or with `auto` those the paths hold
+    (entry logs and/or journals; index files hold no entries)."""
+    if args.kind != "auto":
+        return [args.kind]
+    try:
+        found = {files.kind_of(path) for path in files.expand_paths(args.paths)}
+    except FileNotFoundError as error:
+        raise SystemExit(str(error)) from None
+    kinds = [kind for kind in (files.ENTRY_LOG, files.JOURNAL) if kind in found]
+    if not kinds:
+        raise SystemExit(f"no entry logs (*.log) or journals (*.txn) in {' '.join(args.paths)}")
+    return kinds
+
+
+def bookkeeper_reader(spark: SparkSession, args: argparse.Namespace, kind: str, **options: str) -> DataFrameReader:
     reader = (
         spark.read.format("bookkeeper")
-        .option("kind", args.kind)
+        .option("kind", kind)
         .option("digestType", args.digest_type)
         .option("password", args.password)
         .option("splitSize", args.split_size)

@@ -1,6 +1,7 @@
 """Digest audit: verify every entry in entry logs and journals, and list the failures.
 
-Every entry is checked as BookKeeper's reader does (length, digest). Failures are
+Every entry in the entry logs and journals the paths name is checked as BookKeeper's
+reader does (length, digest). Failures are
 entries whose digest does not match and regions bkcodec could not read as entries
 (torn tails, bad sizes, garbage), each with its file and byte offset. Exit status:
 0 when every entry verified, 1 when there are failures, 2 on bad arguments.
@@ -12,6 +13,7 @@ entries whose digest does not match and regions bkcodec could not read as entrie
 from __future__ import annotations
 
 import sys
+from functools import reduce
 
 from pyspark.sql import DataFrame, functions as F
 
@@ -23,11 +25,11 @@ FAILURE_COLUMNS = ["file", "offset", "ledger_id", "entry_id", "digest_type", "di
 def failures(entries: DataFrame) -> DataFrame:
     """The rows of `entries` that did not verify, with where they are."""
     failed = entries.where((F.col("digest_ok") == F.lit(False)) | F.col("error").isNotNull())
-    return failed.select(*[c for c in FAILURE_COLUMNS if c in entries.columns]).orderBy("file", "offset")
+    return failed.select(*FAILURE_COLUMNS).orderBy("file", "offset")
 
 
 def summary(entries: DataFrame) -> DataFrame:
-    """Per file: rows read, entries verified, entries failed, flagged rows."""
+    """Per file: rows read, entries verified, digest failures, flagged rows."""
     return (
         entries.groupBy("file")
         .agg(
@@ -36,7 +38,6 @@ def summary(entries: DataFrame) -> DataFrame:
             F.sum(F.when(F.col("digest_ok") == F.lit(False), 1).otherwise(0)).alias("digest_failures"),
             F.sum(F.when(F.col("error").isNotNull(), 1).otherwise(0)).alias("flagged"),
         )
-        .orderBy("file")
     )
 
 
@@ -45,11 +46,15 @@ def main(argv: list[str] | None = None) -> int:
     common.add_read_arguments(p)
     common.add_output_arguments(p)
     args = p.parse_args(argv)
+    kinds = common.entry_kinds(args)
     spark = common.spark_session("bkcodec digest audit", args.master)
-    entries = common.bookkeeper_reader(spark, args, verify="true", payload="none").load(list(args.paths)).cache()
-    per_file = summary(entries)
+    per_kind = [
+        common.bookkeeper_reader(spark, args, kind, verify="true", payload="none").load(list(args.paths)).cache()
+        for kind in kinds
+    ]
+    per_file = reduce(DataFrame.unionByName, [summary(entries) for entries in per_kind]).orderBy("file")
     per_file.show(args.show, truncate=False)
-    failed = failures(entries).cache()
+    failed = reduce(DataFrame.unionByName, [failures(entries) for entries in per_kind]).orderBy("file", "offset").cache()
     count = failed.count()
     if count:
         print(f"{count} entries or regions failed verification:")

@@ -29,10 +29,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-payload", action="store_true", help="leave payloads out")
     p.add_argument("--valid-only", action="store_true", help="leave out rows bkcodec flagged")
     args = p.parse_args(argv)
+    kinds = common.entry_kinds(args)
+    if len(kinds) > 1:
+        p.error("the paths hold both entry logs and journals; choose one with --kind")
     spark = common.spark_session("bkcodec export to Parquet", args.master)
     entries = common.bookkeeper_reader(
         spark,
         args,
+        kinds[0],
         verify="false" if args.no_verify else "true",
         payload="none" if args.no_payload else "binary",
     ).load(list(args.paths))

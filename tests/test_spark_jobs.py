@@ -1,0 +1,121 @@
+"""The Spark jobs: their building blocks in the shared session, then each script run
+for real (`python -m ...`) on a generated bookie directory, and with `--help`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pyarrow.dataset as ds
+import pytest
+
+import bkcodec
+from bookie_sample import PASSWORD, make_bookie
+
+pytest.importorskip("bkcodec_spark")
+if not hasattr(bkcodec, "read_entry_log"):
+    pytest.skip("this bkcodec build has no file readers", allow_module_level=True)
+from bkcodec_spark.jobs import digest_audit, storage_report  # noqa: E402
+
+pytestmark = pytest.mark.spark
+
+JOBS = ["storage_report", "digest_audit", "export_parquet"]
+
+
+@pytest.fixture(scope="module")
+def bookie(tmp_path_factory):
+    return make_bookie(tmp_path_factory.mktemp("jobs-bookie"))
+
+
+def job(name: str, *args: str) -> subprocess.Popen:
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, BKCODEC_SPARK_LOG_LEVEL="ERROR")
+    return subprocess.Popen(
+        [sys.executable, "-m", f"bkcodec_spark.jobs.{name}", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+@pytest.mark.parametrize("name", JOBS)
+def test_help(name):
+    out, err = job(name, "--help").communicate(timeout=120)
+    assert "usage:" in out and "--master" in out, err
+    assert "paths" in out
+
+
+def test_storage_report_with_and_without_scan(spark, bookie):
+    logs = [str(bookie.root / "ledgers")]
+    report = {(r.file.rsplit("/", 1)[-1], r.ledger_id): r for r in storage_report.storage_report(spark, logs, password=PASSWORD).collect()}
+    # The rolled log's map, exactly as bkcodec reads it.
+    sizes = bkcodec.ledgers_map(bookie.logs["rolled"])
+    assert sizes.source == "map"
+    assert {ledger: report[("0.log", ledger)].bytes for ledger in sizes.ledgers} == sizes.ledgers
+    assert {report[("0.log", ledger)].source for ledger in sizes.ledgers} == {"map"}
+    # The open log has no map: its entries were counted.
+    assert report[("1.log", 5)].source == "scan" and report[("1.log", 5)].bytes == bkcodec.ledgers_map(
+        bookie.logs["open"]
+    ).ledgers[5]
+    # The garbage file is a row with a note, not a failed job.
+    assert report[("3.log", None)].bytes is None and report[("3.log", None)].note
+
+    maps_only = storage_report.storage_report(spark, logs, password=PASSWORD, scan=False)
+    rows = {r.file.rsplit("/", 1)[-1]: r for r in maps_only.where("ledger_id IS NULL").collect()}
+    assert "never rolled" in rows["1.log"].note and rows["1.log"].source is None
+    assert "unusable" in rows["2.log"].note  # its map was torn off
+    assert maps_only.where("source = 'scan'").count() == 0
+
+    totals = {r.ledger_id: r.bytes for r in storage_report.per_ledger(maps_only).collect()}
+    assert totals == sizes.ledgers
+
+
+def test_digest_audit_failures(spark, bookie):
+    entries = spark.read.format("bookkeeper").option("password", PASSWORD).load(str(bookie.root / "ledgers" / "current" / "*.log"))
+    failed = digest_audit.failures(entries).collect()
+    files = {r.file.rsplit("/", 1)[-1] for r in failed}
+    assert files == {"2.log", "3.log"}
+    flipped = [r for r in failed if r.digest_ok is False]
+    assert [r.offset + 4 for r in flipped] == [bookie.flipped_offset]
+    per_file = {r.file.rsplit("/", 1)[-1]: r for r in digest_audit.summary(entries).collect()}
+    assert per_file["0.log"].verified == 48 and per_file["0.log"].digest_failures == 0
+    assert per_file["2.log"].digest_failures == 1
+
+
+def test_jobs_run_for_real(bookie, tmp_path):
+    ledgers = str(bookie.root / "ledgers")
+    # Three cold Spark starts at once rather than one after another.
+    runs = {
+        "storage_report": job("storage_report", ledgers, "--master", "local[1]", "--output", str(tmp_path / "report"), "--format", "csv"),
+        "digest_audit": job(
+            "digest_audit", ledgers, "--master", "local[1]", "--password", PASSWORD, "--output", str(tmp_path / "audit")
+        ),
+        "export_parquet": job(
+            "export_parquet", str(bookie.logs["rolled"]), str(tmp_path / "export"), "--master", "local[1]", "--password", PASSWORD
+        ),
+    }
+    results = {name: (p.wait(timeout=300), *p.communicate()) for name, p in runs.items()}
+
+    code, out, err = results["storage_report"]
+    assert code == 0, err
+    report = ds.dataset(tmp_path / "report", format="csv").to_table()
+    assert set(report.column_names) >= {"file", "ledger_id", "bytes", "source"}
+    assert sum(b for b in report.column("bytes").to_pylist() if b) > 0
+
+    code, out, err = results["digest_audit"]
+    assert code == 1, err  # failures found
+    assert "failed verification" in out
+    audit = ds.dataset(tmp_path / "audit", format="parquet").to_table().to_pylist()
+    assert {r["file"].rsplit("/", 1)[-1] for r in audit} == {"2.log", "3.log"}
+
+    code, out, err = results["export_parquet"]
+    assert code == 0, err
+    exported = ds.dataset(tmp_path / "export", format="parquet", partitioning="hive").to_table()
+    expected = bkcodec.read_entry_log(bookie.logs["rolled"], password=PASSWORD).read_all()
+    assert exported.num_rows == expected.num_rows
+    assert sorted(os.listdir(tmp_path / "export")) == sorted(
+        ["_SUCCESS"] + [f"ledger_id={ledger}" for ledger in set(expected.column("ledger_id").to_pylist())]
+    )
+    by_key = {(r["ledger_id"], r["entry_id"]): r["payload"] for r in exported.to_pylist()}
+    assert by_key == {(r["ledger_id"], r["entry_id"]): r["payload"] for r in expected.to_pylist()}
