@@ -136,3 +136,14 @@ def test_bad_options(bookie, options, message):
         options = {"path": str(bookie / "journal"), **options}
     with pytest.raises(ValueError, match=message):
         ReadPlan.from_options(options)
+
+
+def test_spark_finds_the_format_by_module_name():
+    # What Spark's lookup does: every top-level `pyspark_*` module's DefaultSource.
+    import pkgutil
+
+    found = {m.name for m in pkgutil.iter_modules() if m.name.startswith("pyspark_")}
+    assert "pyspark_bookkeeper" in found
+    from pyspark_bookkeeper import DefaultSource
+
+    assert DefaultSource.name() == "bookkeeper"
