@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 
@@ -111,7 +112,8 @@ def test_jobs_run_for_real(bookie, tmp_path):
 
     code, out, err = results["export_parquet"]
     assert code == 0, err
-    exported = ds.dataset(tmp_path / "export", format="parquet", partitioning="hive").to_table()
+    partitioning = ds.partitioning(pa.schema([("ledger_id", pa.int64())]), flavor="hive")
+    exported = ds.dataset(tmp_path / "export", format="parquet", partitioning=partitioning).to_table()
     expected = bkcodec.read_entry_log(bookie.logs["rolled"], password=PASSWORD).read_all()
     assert exported.num_rows == expected.num_rows
     partitions = [name for name in os.listdir(tmp_path / "export") if not name.startswith(("_", "."))]

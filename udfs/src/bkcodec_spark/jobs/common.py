@@ -20,10 +20,15 @@ def spark_session(app_name: str, master: str | None = None) -> SparkSession:
     # Python workers must run this interpreter, the one where bkcodec is installed.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
+    conf = SparkConf()
+    if master is None and not conf.contains("spark.master"):
+        master = "local[*]"
     if master is not None:
         builder = builder.master(master)
-    elif not SparkConf().contains("spark.master"):
-        builder = builder.master("local[*]").config("spark.ui.enabled", "false")
+    if master is not None and master.startswith("local") and not conf.contains("spark.sql.shuffle.partitions"):
+        # One machine: a few shuffle partitions per core, not the cluster default of 200.
+        builder = builder.config("spark.sql.shuffle.partitions", str(2 * (os.cpu_count() or 1)))
+        builder = builder.config("spark.ui.enabled", conf.get("spark.ui.enabled", "false"))
     session = builder.config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate()
     session.sparkContext.setLogLevel(os.environ.get("BKCODEC_SPARK_LOG_LEVEL", "WARN"))
     return session
