@@ -145,3 +145,48 @@ def test_truncation_is_an_error_with_an_offset(entry, cut):
     with pytest.raises(bkcodec.TruncatedError) as err:
         bkcodec.decode_entry(short, digest_type=kwargs["digest_type"])
     assert err.value.offset in (0, 32, 41)
+
+
+@st.composite
+def entry_mixes(draw):
+    """Entries of a few ledgers (V1 and V2, any digest type, so one ledger may mix
+    types), some damaged, truncated or null, with payloads mostly small."""
+    out = []
+    for i in range(draw(st.integers(0, 40))):
+        if draw(st.integers(0, 19)) == 0:
+            out.append(None)
+            continue
+        scope = draw(st.sampled_from([0, 0, 0, 5]))
+        payload = random.Random(i).randbytes(draw(st.one_of(st.integers(0, 130), st.integers(0, 1200))))
+        data = bytearray(bkcodec.encode_entry(
+            draw(st.integers(0, 3)), i, i - 1, len(payload), payload,
+            digest_type=draw(st.sampled_from(["crc32c", "crc32c", "crc32", "hmac", "dummy"])),
+            password=b"pw", scope_id=scope))
+        damage = draw(st.integers(0, 9))
+        if damage == 0:
+            data[draw(st.integers(0, len(data) - 1))] ^= 1 << draw(st.integers(0, 7))
+        elif damage == 1:
+            del data[draw(st.integers(0, len(data))):]
+        out.append(bytes(data))
+    return out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(entry_mixes(), st.sampled_from([None, "crc32c", "crc32", "hmac"]), st.booleans(),
+       st.sampled_from(["flag", "raise"]))
+def test_batch_verdicts_equal_one_entry_at_a_time(datas, digest_type, verify, on_error):
+    """Runs of entries are verified together; chunks of one entry (one resolver,
+    so ledger types are still remembered) take them one at a time."""
+    kwargs = {"digest_type": digest_type, "password": b"pw", "verify": verify, "on_error": on_error}
+    whole = pa.array(datas, pa.binary())
+    single = pa.chunked_array([pa.array([d], pa.binary()) for d in datas], pa.binary())
+
+    def run(entries):
+        try:
+            return bkcodec.decode_entries(entries, **kwargs)
+        except bkcodec.BookKeeperFormatError as e:
+            return (type(e), e.offset, str(e))
+
+    expected = run(single)
+    assert run(whole) == expected
+    assert run(datas) == expected

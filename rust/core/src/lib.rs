@@ -20,6 +20,7 @@ pub(crate) mod java_number;
 pub mod metadata;
 pub mod wire;
 pub mod files;
+pub mod ledger_digests;
 
 pub use digest::{DigestType, Digester};
 pub use digest_policy::{DigestPolicy, DigestResolver, EntryChecks, ResolvedEntry};
@@ -28,3 +29,4 @@ pub use error::{Error, ErrorKind, Result};
 pub use ledger_id::LedgerId;
 pub use bookie_id::BookieId;
 pub use metadata::{LedgerDigestInfo, LedgerMetadata};
+pub use ledger_digests::{LedgerDigests, LedgerResolver};

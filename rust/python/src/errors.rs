@@ -28,10 +28,7 @@ pub fn to_pyerr(py: Python<'_>, err: Error) -> PyErr {
         ErrorKind::IdMismatch => IdMismatchError::new_err(msg),
         ErrorKind::Corrupt => CorruptDataError::new_err(msg),
         ErrorKind::InvalidArgument => return PyValueError::new_err(msg),
-        ErrorKind::Io => {
-            let path = err.path.as_ref().map(|p| p.display().to_string());
-            return PyOSError::new_err((msg, path));
-        }
+        ErrorKind::Io => return os_error(&err),
     };
     let value = pyerr.value(py);
     let path = err.path.as_ref().map(|p| p.display().to_string());
@@ -41,6 +38,26 @@ pub fn to_pyerr(py: Python<'_>, err: Error) -> PyErr {
     let _ = value.setattr("path", path);
     let _ = value.setattr("kind", err.kind.as_str());
     pyerr
+}
+
+/// An I/O error as Python's `OSError(errno, strerror, filename)`, which Python turns
+/// into the matching subclass (`FileNotFoundError`, `PermissionError`, ...). The
+/// operating system's code is recovered from the message Rust gives OS errors
+/// ("... (os error N)").
+fn os_error(err: &Error) -> PyErr {
+    let path = err.path.as_ref().map(|p| p.display().to_string());
+    let os_code = err
+        .detail
+        .strip_suffix(')')
+        .and_then(|d| d.rsplit_once(" (os error "))
+        .and_then(|(text, code)| Some((text, code.parse::<i32>().ok()?)));
+    match os_code {
+        Some((text, code)) => PyOSError::new_err((code, text.to_string(), path)),
+        None => PyOSError::new_err(match path {
+            Some(p) => format!("{}: {p}", err.detail),
+            None => err.detail.clone(),
+        }),
+    }
 }
 
 /// Extension for `Result<T, Error>` so call sites read `.py_err(py)?`.

@@ -19,6 +19,14 @@ mod metadata;
 mod rpc;
 mod wire;
 
+// Bookie files: entry logs, journals, index files, lastMark/lastId.
+mod entry_log;
+mod file_args;
+mod index_file;
+mod journal;
+mod last_mark;
+mod record_batch_reader;
+
 #[pymodule]
 fn _bkcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
@@ -32,5 +40,10 @@ fn _bkcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     metadata::register(m)?;
     wire::register(m)?;
     rpc::register(m)?;
+    m.add_class::<record_batch_reader::PyFileBatchReader>()?;
+    entry_log::register(m)?;
+    journal::register(m)?;
+    index_file::register(m)?;
+    last_mark::register(m)?;
     Ok(())
 }

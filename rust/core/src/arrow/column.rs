@@ -21,6 +21,14 @@ impl<T: ArrowPrimitiveType> PrimitiveColumn<T> {
         self.nulls.append_non_null();
     }
 
+    /// Appends non-null values; one capacity check and one validity update for all.
+    #[inline]
+    pub fn extend(&mut self, values: impl ExactSizeIterator<Item = T::Native>) {
+        let n = values.len();
+        self.values.extend(values);
+        self.nulls.append_n_non_nulls(n);
+    }
+
     #[inline]
     pub fn push_null(&mut self) {
         self.values.push(T::Native::default());
@@ -63,9 +71,10 @@ mod tests {
         c.push(5);
         c.push_null();
         c.push_option(Some(-1));
-        assert_eq!(c.len(), 3);
+        c.extend([7, 8].into_iter());
+        assert_eq!(c.len(), 5);
         let a = c.finish();
-        assert_eq!(a.iter().collect::<Vec<_>>(), [Some(5), None, Some(-1)]);
+        assert_eq!(a.iter().collect::<Vec<_>>(), [Some(5), None, Some(-1), Some(7), Some(8)]);
         assert!(c.is_empty());
         c.push(1);
         let b = c.finish();

@@ -14,6 +14,8 @@
 use std::sync::Arc;
 
 use arrow_array::builder::{BooleanBuilder, StringBuilder};
+use arrow_array::StringArray;
+use arrow_buffer::{NullBufferBuilder, OffsetBuffer};
 use arrow_array::types::{Int64Type, Int8Type};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_buffer::Buffer;
@@ -24,7 +26,7 @@ use super::payload::{PayloadColumnBuilder, PayloadMode};
 use crate::bytes::i64_at;
 use crate::digest::DigestType;
 use crate::digest_policy::{DigestResolver, EntryChecks, ResolvedEntry};
-use crate::entry::{parse_v2_flags, EntryFormat};
+use crate::entry::{parse_v2_flags, Entry, EntryFormat};
 use crate::error::{Error, ErrorKind, Result};
 
 /// What happens to an entry that cannot be decoded or fails its checks.
@@ -94,15 +96,77 @@ pub struct EntryBatchBuilder {
     entry_id: PrimitiveColumn<Int64Type>,
     last_add_confirmed: PrimitiveColumn<Int64Type>,
     length: PrimitiveColumn<Int64Type>,
-    digest_type: StringBuilder,
+    digest_type: DigestTypeColumn,
     digest_ok: BooleanBuilder,
     payload: PayloadColumnBuilder,
     error: Option<StringBuilder>,
     rows: usize,
 }
 
-/// Longest digest type name ("crc32c"), for sizing the string column.
-const DIGEST_NAME_LEN: usize = 6;
+/// Longest digest type name ("crc32c").
+const DIGEST_NAME_MAX: usize = 6;
+
+/// The `digest_type` column as one byte per row (the proto number, 0 for null),
+/// spelled out when the batch is finished: appending a short string per row costs
+/// a `memcpy` call and a validity update.
+struct DigestTypeColumn {
+    codes: Vec<u8>,
+}
+
+impl DigestTypeColumn {
+    fn with_capacity(rows: usize) -> Self {
+        DigestTypeColumn { codes: Vec::with_capacity(rows) }
+    }
+
+    #[inline]
+    fn push(&mut self, digest_type: Option<DigestType>) {
+        self.codes.push(digest_type.map_or(0, DigestType::proto_value));
+    }
+
+    #[inline]
+    fn extend(&mut self, digest_types: impl ExactSizeIterator<Item = DigestType>) {
+        self.codes.extend(digest_types.map(DigestType::proto_value));
+    }
+
+    /// The names so far; the column is left empty.
+    fn finish(&mut self) -> Result<StringArray> {
+        // Each name padded to 8 bytes, so a row is one fixed-size store.
+        const NAMES: [([u8; 8], usize); 5] = {
+            let mut names = [([0u8; 8], 0); 5];
+            let mut i = 0;
+            while i < DigestType::ALL.len() {
+                let dt = DigestType::ALL[i];
+                let name = dt.name().as_bytes();
+                let mut j = 0;
+                while j < name.len() {
+                    names[dt.proto_value() as usize].0[j] = name[j];
+                    j += 1;
+                }
+                names[dt.proto_value() as usize].1 = name.len();
+                i += 1;
+            }
+            names
+        };
+        let rows = self.codes.len();
+        if rows.saturating_mul(DIGEST_NAME_MAX) > i32::MAX as usize {
+            return Err(Error::invalid_argument(format!("{rows} rows are too many for one batch's digest_type column")));
+        }
+        let mut offsets: Vec<i32> = Vec::with_capacity(rows + 1);
+        let mut values: Vec<u8> = Vec::with_capacity(rows * DIGEST_NAME_MAX + 8);
+        let mut nulls = NullBufferBuilder::new(rows);
+        offsets.push(0);
+        for &code in &self.codes {
+            let (name, len) = NAMES[code as usize];
+            let end = values.len() + len;
+            values.extend_from_slice(&name);
+            values.truncate(end);
+            nulls.append(code != 0);
+            offsets.push(end as i32);
+        }
+        self.codes.clear();
+        Ok(StringArray::new(OffsetBuffer::new(offsets.into()), values.into(), nulls.finish()))
+    }
+}
 
 impl EntryBatchBuilder {
     /// `rows` and `payload_bytes` are capacity hints (for `binary` payloads, the
@@ -117,7 +181,7 @@ impl EntryBatchBuilder {
             entry_id: PrimitiveColumn::with_capacity(rows),
             last_add_confirmed: PrimitiveColumn::with_capacity(rows),
             length: PrimitiveColumn::with_capacity(rows),
-            digest_type: StringBuilder::with_capacity(rows, rows * DIGEST_NAME_LEN),
+            digest_type: DigestTypeColumn::with_capacity(rows),
             digest_ok: BooleanBuilder::with_capacity(rows),
             payload: PayloadColumnBuilder::new(options.payload, rows, payload_bytes),
             error: (options.on_error == OnError::Flag).then(StringBuilder::new),
@@ -163,7 +227,7 @@ impl EntryBatchBuilder {
     /// The slow path of [`decode_append`](Self::decode_append): entries that fail,
     /// or that need their ledger's digest type inferred first.
     #[inline(never)]
-    fn decode_append_bad(&mut self, resolver: &mut DigestResolver, bytes: &[u8], checks: EntryChecks) -> Result<()> {
+    pub(crate) fn decode_append_bad(&mut self, resolver: &mut DigestResolver, bytes: &[u8], checks: EntryChecks) -> Result<()> {
         match resolver.resolve(bytes, checks.digest) {
             Ok(resolved) => match resolved.check(checks.ledger_id, checks.entry_id) {
                 Ok(()) => self.append_entry(&resolved, None),
@@ -182,6 +246,15 @@ impl EntryBatchBuilder {
     /// says why it is bad when it passed framing but failed a check.
     #[inline]
     pub fn append_entry(&mut self, resolved: &ResolvedEntry<'_>, error: Option<&Error>) -> Result<()> {
+        self.push_entry_fields(resolved)?;
+        self.append_error_text(error);
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// The entry columns of a framed entry (all but `error`).
+    #[inline(always)]
+    fn push_entry_fields(&mut self, resolved: &ResolvedEntry<'_>) -> Result<()> {
         let entry = &resolved.entry;
         self.payload.append(entry.payload())?;
         let h = &entry.header;
@@ -191,11 +264,39 @@ impl EntryBatchBuilder {
         self.entry_id.push(h.entry_id);
         self.last_add_confirmed.push(h.last_add_confirmed);
         self.length.push(h.length);
-        self.digest_type.append_value(entry.digest_type.name());
+        self.digest_type.push(Some(entry.digest_type));
         self.digest_ok.append_option(resolved.digest_ok);
-        self.append_error_text(error);
-        self.rows += 1;
         Ok(())
+    }
+
+    /// Appends framed entries that passed every check, a column at a time, all with
+    /// the same `digest_ok`. Appends nothing and returns false when their payloads
+    /// would overflow the payload column (the caller then appends row by row, which
+    /// reports the row that overflows).
+    pub(crate) fn append_passed(&mut self, entries: &[Entry<'_>], digest_ok: Option<bool>) -> bool {
+        if !self.payload.has_room(entries.iter().map(|e| e.payload().len()).sum()) {
+            return false;
+        }
+        for e in entries {
+            self.payload.append_unchecked(e.payload());
+        }
+        let n = entries.len();
+        self.format_version.extend(entries.iter().map(|e| e.header.format.number() as i8));
+        self.scope_id.extend(entries.iter().map(|e| e.header.scope_id));
+        self.ledger_id.extend(entries.iter().map(|e| e.header.ledger_id));
+        self.entry_id.extend(entries.iter().map(|e| e.header.entry_id));
+        self.last_add_confirmed.extend(entries.iter().map(|e| e.header.last_add_confirmed));
+        self.length.extend(entries.iter().map(|e| e.header.length));
+        self.digest_type.extend(entries.iter().map(|e| e.digest_type));
+        match digest_ok {
+            Some(ok) => self.digest_ok.append_n(n, ok),
+            None => self.digest_ok.append_nulls(n),
+        }
+        if let Some(col) = &mut self.error {
+            col.append_nulls(n);
+        }
+        self.rows += n;
+        true
     }
 
     /// Appends a row for an entry that could not be framed: whatever header fields
@@ -226,10 +327,41 @@ impl EntryBatchBuilder {
         self.last_add_confirmed.push_option(field(base + 2));
         self.length.push_option(field(base + 3));
         let digest_type = declared.or(if format == Some(EntryFormat::V1) { digest_type } else { None });
-        self.digest_type.append_option(digest_type.map(DigestType::name));
+        self.digest_type.push(digest_type);
         self.digest_ok.append_option((error.kind == ErrorKind::DigestMismatch).then_some(false));
         self.payload.append_null();
         self.append_error_text(Some(error));
+        self.rows += 1;
+    }
+
+    /// Appends a framed entry whose row carries `error` (written only when the error
+    /// column exists) though the entry itself passed its checks: a file reader found
+    /// it only by repairing damaged framing around it.
+    pub fn append_entry_with_error(&mut self, resolved: &ResolvedEntry<'_>, error: &str) -> Result<()> {
+        self.push_entry_fields(resolved)?;
+        if let Some(col) = &mut self.error {
+            col.append_value(error);
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// Appends a row for something in a file that is not an entry (a journal meta
+    /// record, a damaged span): the ids given, every other entry column null, and
+    /// `error` (written only when the error column exists).
+    pub fn append_without_entry(&mut self, ledger_id: Option<i64>, entry_id: Option<i64>, error: Option<&str>) {
+        self.format_version.push_null();
+        self.scope_id.push_null();
+        self.ledger_id.push_option(ledger_id);
+        self.entry_id.push_option(entry_id);
+        self.last_add_confirmed.push_null();
+        self.length.push_null();
+        self.digest_type.push(None);
+        self.digest_ok.append_null();
+        self.payload.append_null();
+        if let Some(col) = &mut self.error {
+            col.append_option(error);
+        }
         self.rows += 1;
     }
 
@@ -241,7 +373,7 @@ impl EntryBatchBuilder {
         self.entry_id.push_null();
         self.last_add_confirmed.push_null();
         self.length.push_null();
-        self.digest_type.append_null();
+        self.digest_type.push(None);
         self.digest_ok.append_null();
         self.payload.append_null();
         self.append_error_text(None);
@@ -268,7 +400,7 @@ impl EntryBatchBuilder {
             Arc::new(self.entry_id.finish()),
             Arc::new(self.last_add_confirmed.finish()),
             Arc::new(self.length.finish()),
-            Arc::new(self.digest_type.finish()),
+            Arc::new(self.digest_type.finish()?),
             Arc::new(self.digest_ok.finish()),
         ];
         if let Some(p) = self.payload.finish()? {

@@ -90,6 +90,25 @@ impl PayloadColumnBuilder {
         }
     }
 
+    /// Whether `bytes` more payload bytes fit the column.
+    #[inline]
+    pub(crate) fn has_room(&self, bytes: usize) -> bool {
+        match self {
+            PayloadColumnBuilder::Binary(b) => b.values_slice().len() + bytes <= MAX_ARROW_I32,
+            _ => true,
+        }
+    }
+
+    /// [`append`](Self::append) once [`has_room`](Self::has_room) has said the payload fits.
+    #[inline]
+    pub(crate) fn append_unchecked(&mut self, payload: &[u8]) {
+        match self {
+            PayloadColumnBuilder::Binary(b) => b.append_value(payload),
+            PayloadColumnBuilder::View(v) => v.append(payload),
+            PayloadColumnBuilder::None => {}
+        }
+    }
+
     #[inline]
     pub(crate) fn append_null(&mut self) {
         match self {

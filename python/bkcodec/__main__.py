@@ -1,0 +1,7 @@
+"""`python -m bkcodec`: the command line."""
+
+import sys
+
+from bkcodec.cli import main
+
+sys.exit(main())

@@ -1,0 +1,96 @@
+"""The `bkcodec` command line: inspect, verify, dump and export bookie files.
+
+A thin layer over the library: every command reads through `bkcodec.read_*` and
+prints tables for people or JSON (`--json`) for machines. Exit codes: 0 clean,
+1 damage found (verify, and the demo's own check), 2 usage or I/O error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from .errors import EXIT_OK, EXIT_USAGE, CliError
+from .output import Output
+
+PROG = "bkcodec"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import ledger_ids
+
+    parent = argparse.ArgumentParser(add_help=False)
+    common = parent.add_argument_group("output")
+    common.add_argument("--json", action="store_true", help="print JSON for machines instead of tables")
+    common.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bars (they are shown only when stderr is a terminal)",
+    )
+
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Inspect, verify, dump and export Apache BookKeeper bookie files "
+        "(entry logs, journals, index files, lastMark, lastId).",
+        epilog="Exit codes: 0 clean, 1 damage found, 2 usage or I/O error.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in _command_modules():
+        module.add_parser(sub, parent)
+    ledger_ids.add_parser(sub, parent)
+    return parser
+
+
+def _command_modules() -> list:
+    from . import demo, dump_entries, export_arrow, inspect_files, verify_digests
+
+    return [inspect_files, verify_digests, dump_entries, export_arrow, demo]
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("bkcodec")
+    except Exception:  # not installed as a distribution (e.g. run from a source tree)
+        return "unknown"
+
+
+def _error(message: str) -> int:
+    # One line, always: newlines inside messages would break `2>&1 | grep`.
+    print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    out = Output(json_mode=args.json, progress=False if args.no_progress else None)
+    try:
+        return int(args.run(args, out))
+    except CliError as err:
+        return _error(str(err))
+    except OSError as err:
+        if isinstance(err, BrokenPipeError):
+            # The reader of our output went away (`| head`): stop quietly.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return EXIT_OK
+        where = f"{err.filename}: " if err.filename else ""
+        return _error(f"{where}{err.strerror or err}")
+    except KeyboardInterrupt:
+        return 130
+    except ValueError as err:
+        # Format errors (bkcodec.BookKeeperFormatError) and bad arguments from the library.
+        path = getattr(err, "path", None)
+        text = str(err)
+        if path and path not in text:
+            text = f"{path}: {text}"
+        return _error(text)
+    except Exception as err:
+        if os.environ.get("BKCODEC_DEBUG"):
+            raise
+        return _error(f"internal error: {type(err).__name__}: {err} (set BKCODEC_DEBUG=1 for a traceback)")

@@ -1,0 +1,213 @@
+"""`bkcodec dump`: the entries (and journal records) of files, as a table or JSON lines."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .discover import ENTRY_LOG, JOURNAL, find_bookie_files
+from .errors import EXIT_OK
+from .output import Output, encode_payload, to_json
+from .ranges import mask, parse_offset_range, parse_spans
+from .readers import add_digest_options, batches_with_progress, digest_options, file_size, open_reader
+
+TABLE_PAYLOAD_BYTES = 32
+
+
+def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "dump",
+        parents=[parent],
+        help="print entries as a table or JSON lines, filtered by ledger, entry and offset",
+        description="Print the entries of entry logs and the records of journals. Ranges are "
+        "N, START:END (END excluded), START: or :END, and comma lists of them. "
+        "Damaged spans are printed as rows with an error unless a --ledger, --entry or "
+        "--scope filter leaves them out. --json prints one JSON object per line.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="entry logs, journals, or directories of them")
+    p.add_argument("--ledger", type=parse_spans, metavar="RANGES", help="ledger ids, e.g. 3 or 3,7:10")
+    p.add_argument("--entry", type=parse_spans, metavar="RANGES", help="entry ids, e.g. 10:20")
+    p.add_argument("--scope", type=parse_spans, metavar="RANGES", help="scope ids (V2 entries; V1 entries have scope 0)")
+    p.add_argument(
+        "--offset",
+        type=parse_offset_range,
+        metavar="START:END",
+        help="byte range of the file: records whose size field starts in it (read only that range)",
+    )
+    p.add_argument(
+        "--payload",
+        choices=("hex", "base64", "none"),
+        default="hex",
+        help="payload encoding (default hex; tables show the first %d bytes unless --full)" % TABLE_PAYLOAD_BYTES,
+    )
+    p.add_argument("--full", action="store_true", help="tables show whole payloads")
+    p.add_argument("--limit", type=int, metavar="N", help="stop after N rows")
+    p.add_argument("--no-verify", action="store_true", help="do not check digests (digest_ok is then null)")
+    add_digest_options(p)
+    p.set_defaults(run=run)
+
+
+# Columns in print order; journals add record_type and the meta-record fields.
+_COLUMNS = (
+    "offset",
+    "record_type",
+    "format_version",
+    "scope_id",
+    "ledger_id",
+    "entry_id",
+    "last_add_confirmed",
+    "length",
+    "digest_type",
+    "digest_ok",
+    "record_size",
+    "location",
+    "explicit_lac",
+    "payload",
+    "error",
+)
+_TABLE_HEADERS = {
+    "offset": "offset",
+    "record_type": "type",
+    "format_version": "fmt",
+    "scope_id": "scope",
+    "ledger_id": "ledger",
+    "entry_id": "entry",
+    "last_add_confirmed": "lac",
+    "length": "length",
+    "digest_type": "digest",
+    "digest_ok": "ok",
+    "record_size": "size",
+    "location": "location",
+    "explicit_lac": "explicit_lac",
+    "payload": "payload",
+    "error": "error",
+}
+_TABLE_SKIP = {"location", "explicit_lac"}
+
+
+def _filter(batch, args: argparse.Namespace):
+    import pyarrow.compute as pc
+
+    keep = None
+    if args.ledger:
+        keep = mask(batch.column("ledger_id"), args.ledger)
+    if args.entry:
+        m = mask(batch.column("entry_id"), args.entry)
+        keep = m if keep is None else pc.and_(keep, m)
+    if args.scope:
+        m = mask(batch.column("scope_id"), args.scope)
+        keep = m if keep is None else pc.and_(keep, m)
+    return batch if keep is None else batch.filter(keep)
+
+
+def _json_row(row: dict[str, Any], path: str, payload_mode: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"file": path}
+    for c in ("log_id", "journal_id"):
+        if c in row:
+            out[c] = row[c]
+    for c in _COLUMNS:
+        if c in row:
+            out[c] = row[c]
+    if payload_mode != "none":
+        out["payload"] = encode_payload(row.get("payload"), payload_mode)
+    for c in ("master_key", "explicit_lac_blob"):
+        if row.get(c) is not None:
+            out[c] = row[c].hex()
+    return out
+
+
+def _cell(col: str, value: Any, payload_mode: str, full: bool) -> str:
+    if value is None:
+        return ""
+    if col == "payload":
+        text = encode_payload(value[: None if full else TABLE_PAYLOAD_BYTES], payload_mode) or ""
+        if not full and len(value) > TABLE_PAYLOAD_BYTES:
+            text += "..."
+        return text
+    if col == "digest_ok":
+        return "ok" if value else "FAIL"
+    return str(value)
+
+
+class TableWriter:
+    """Aligned text columns, the header printed once (widths grow as needed)."""
+
+    def __init__(self, out: Output) -> None:
+        self.out = out
+        self.columns: list[str] | None = None
+        self.widths: list[int] = []
+
+    def rows(self, columns: list[str], rows: list[list[str]]) -> None:
+        new = self.columns != columns
+        if new:
+            self.columns = columns
+            self.widths = [len(_TABLE_HEADERS[c]) for c in columns]
+        for r in rows:
+            for i, cell in enumerate(r[:-1]):
+                self.widths[i] = max(self.widths[i], len(cell))
+        if new:
+            self._write([_TABLE_HEADERS[c] for c in columns])
+        for r in rows:
+            self._write(r)
+
+    def _write(self, cells: list[str]) -> None:
+        right = {"offset", "scope_id", "ledger_id", "entry_id", "last_add_confirmed", "length", "record_size"}
+        parts = []
+        assert self.columns is not None
+        for i, (c, cell) in enumerate(zip(self.columns, cells)):
+            if i == len(cells) - 1:
+                parts.append(cell)
+            elif c in right:
+                parts.append(cell.rjust(self.widths[i]))
+            else:
+                parts.append(cell.ljust(self.widths[i]))
+        self.out.stdout.write("  ".join(parts).rstrip() + "\n")
+
+
+def run(args: argparse.Namespace, out: Output) -> int:
+    files = find_bookie_files(args.paths, kinds=(ENTRY_LOG, JOURNAL))
+    digests = digest_options(args)
+    start = args.offset.start if args.offset else None
+    end = args.offset.end if args.offset else None
+    table = TableWriter(out)
+    left = args.limit
+    total = sum(file_size(f) for f in files)
+    with out.progress("dumping", total) as task:
+        base = 0
+        for f in files:
+            if left is not None and left <= 0:
+                break
+            if not out.json_mode and len(files) > 1:
+                out.stdout.write(f"\n==> {f.path} <==\n")
+                table.columns = None
+            payload = "none" if args.payload == "none" else "binary"
+            reader = open_reader(f, digests, verify=not args.no_verify, payload=payload, start=start, end=end)
+            for batch in batches_with_progress(reader, task, base):
+                batch = _filter(batch, args)
+                if left is not None:
+                    batch = batch.slice(0, left)
+                    left -= batch.num_rows
+                if batch.num_rows:
+                    _print_batch(out, table, batch, str(f.path), args)
+                if left is not None and left <= 0:
+                    break
+            base += file_size(f)
+            task.update(completed=base)
+    return EXIT_OK
+
+
+def _print_batch(out: Output, table: TableWriter, batch, path: str, args: argparse.Namespace) -> None:
+    rows = batch.to_pylist()
+    if out.json_mode:
+        write = out.stdout.write
+        for row in rows:
+            write(to_json(_json_row(row, path, args.payload)))
+            write("\n")
+        return
+    names = set(batch.schema.names)
+    columns = [c for c in _COLUMNS if c in names and c not in _TABLE_SKIP]
+    if args.payload == "none" and "payload" in columns:
+        columns.remove("payload")
+    if "error" not in columns:
+        columns.append("error")
+    table.rows(columns, [[_cell(c, r.get(c), args.payload, args.full) for c in columns] for r in rows])

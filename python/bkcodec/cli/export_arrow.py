@@ -1,0 +1,207 @@
+"""`bkcodec export`: the rows of entry logs and journals to Parquet or Arrow IPC."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .discover import ENTRY_LOG, JOURNAL, BookieFile, find_bookie_files
+from .errors import EXIT_OK, CliError
+from .output import Output
+from .readers import (
+    DigestOptions,
+    add_digest_options,
+    batches_with_progress,
+    digest_options,
+    file_size,
+    open_reader,
+)
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+ARROW_SUFFIXES = (".arrow", ".feather", ".ipc")
+
+
+def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "export",
+        parents=[parent],
+        help="write the rows of entry logs and journals to Parquet or Arrow IPC",
+        description="Write every entry (and journal record, and damaged span with its error) "
+        "of the given files to one Parquet file (.parquet), one Arrow IPC file (.arrow, "
+        ".feather), or with --partition-by ledger a Parquet dataset directory with one "
+        "ledger_id=N/ subdirectory per ledger. Rows carry their source file in a `file` column.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="entry logs, journals, or bookie directories")
+    p.add_argument("--to", required=True, type=Path, metavar="OUT", help="out.parquet, out.arrow, or a directory")
+    p.add_argument(
+        "--partition-by",
+        choices=("ledger",),
+        help="write a Parquet dataset directory partitioned by ledger id (hive style: ledger_id=N/)",
+    )
+    p.add_argument("--payload", choices=("binary", "none"), default="binary", help="keep payloads (default) or leave them out")
+    p.add_argument("--no-verify", action="store_true", help="do not check digests (digest_ok is then null)")
+    p.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
+    add_digest_options(p)
+    p.set_defaults(run=run)
+
+
+def _output_format(args: argparse.Namespace) -> str:
+    suffix = args.to.suffix.lower()
+    if args.partition_by:
+        if suffix in ARROW_SUFFIXES:
+            raise CliError("--partition-by writes a Parquet dataset directory, not an Arrow file", str(args.to))
+        return "parquet-dataset"
+    if suffix in PARQUET_SUFFIXES:
+        return "parquet"
+    if suffix in ARROW_SUFFIXES:
+        return "arrow"
+    raise CliError(
+        "unknown output format: name it .parquet or .arrow (or pass --partition-by ledger for a directory)",
+        str(args.to),
+    )
+
+
+def _prepare_target(path: Path, overwrite: bool) -> None:
+    if path.exists():
+        if not overwrite:
+            raise CliError("already exists (pass --overwrite to replace it)", str(path))
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    if not path.parent.exists():
+        raise CliError("no such directory", str(path.parent))
+
+
+def unified_schema(schemas: list[Any]):
+    """Every reader's columns (entry logs and journals differ), with the source file first."""
+    import pyarrow as pa
+
+    fields = [pa.field("file", pa.string(), nullable=False), pa.field("file_kind", pa.string(), nullable=False)]
+    merged = pa.unify_schemas(schemas)
+    # Where a row is first (log or journal position), then the rest, the error last.
+    front = [n for n in ("log_id", "journal_id", "offset", "location", "record_size", "record_type") if n in merged.names]
+    rest = [n for n in merged.names if n not in front and n != "error"]
+    names = front + rest + (["error"] if "error" in merged.names else [])
+    return pa.schema(fields + [merged.field(n).with_nullable(True) for n in names])
+
+
+def _aligned(batch, schema, f: BookieFile):
+    import pyarrow as pa
+
+    n = batch.num_rows
+    names = set(batch.schema.names)
+    columns = [pa.array([str(f.path)] * n, pa.string()), pa.array([f.kind] * n, pa.string())]
+    for field in list(schema)[2:]:
+        columns.append(batch.column(field.name) if field.name in names else pa.nulls(n, field.type))
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def write_output(fmt: str, target: Path, schema, batches: Iterator[Any]) -> None:
+    import pyarrow as pa
+
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        with pq.ParquetWriter(target, schema) as writer:
+            for b in batches:
+                writer.write_batch(b)
+    elif fmt == "arrow":
+        with pa.OSFile(str(target), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+            for b in batches:
+                writer.write_batch(b)
+    else:
+        import pyarrow.dataset as ds
+
+        ds.write_dataset(
+            pa.RecordBatchReader.from_batches(schema, batches),
+            target,
+            format="parquet",
+            partitioning=ds.partitioning(pa.schema([schema.field("ledger_id")]), flavor="hive"),
+            existing_data_behavior="error",
+        )
+
+
+def run(args: argparse.Namespace, out: Output) -> int:
+    fmt = _output_format(args)
+    files = find_bookie_files(args.paths, kinds=(ENTRY_LOG, JOURNAL))
+    digests = digest_options(args)
+    _prepare_target(args.to, args.overwrite)
+    result = export_files(
+        files, digests, args.to, fmt, out, payload=args.payload, verify=not args.no_verify
+    )
+    if out.json_mode:
+        out.json(result)
+    else:
+        print_result(out, result)
+    return EXIT_OK
+
+
+def export_files(
+    files: list[BookieFile],
+    digests: DigestOptions,
+    target: Path,
+    fmt: str,
+    out: Output,
+    *,
+    payload: str = "binary",
+    verify: bool = True,
+) -> dict[str, Any]:
+    """Writes the files' rows to `target` as `fmt` (parquet, arrow, parquet-dataset)."""
+
+    def reader_of(f: BookieFile):
+        return open_reader(f, digests, verify=verify, payload=payload)
+
+    import pyarrow as pa
+
+    schema = unified_schema([reader_of(f).schema for f in files])
+    counts = {"rows": 0, "entries": 0, "damaged": 0}
+
+    with out.progress("exporting", sum(file_size(f) for f in files)) as task:
+
+        def batches() -> Iterator[Any]:
+            import pyarrow.compute as pc
+
+            base = 0
+            for f in files:
+                for batch in batches_with_progress(reader_of(f), task, base):
+                    counts["rows"] += batch.num_rows
+                    if batch.num_rows:
+                        counts["damaged"] += pc.sum(pc.is_valid(batch.column("error"))).as_py() or 0
+                    yield _aligned(batch, schema, f)
+                base += file_size(f)
+                task.update(completed=base)
+
+        try:
+            write_output(fmt, target, schema, batches())
+        except BaseException:
+            # No half-written output left behind to be mistaken for a whole one.
+            if target.is_dir():
+                shutil.rmtree(target, ignore_errors=True)
+            else:
+                target.unlink(missing_ok=True)
+            raise
+
+    return {
+        "output": str(target),
+        "format": fmt,
+        "partitioned_by": "ledger_id" if fmt == "parquet-dataset" else None,
+        "files": len(files),
+        "rows": counts["rows"],
+        "rows_with_errors": counts["damaged"],
+    }
+
+
+def print_result(out: Output, result: dict[str, Any]) -> None:
+    what = {
+        "parquet": "Parquet",
+        "arrow": "Arrow IPC file",
+        "parquet-dataset": "Parquet dataset, one ledger_id=N/ directory per ledger",
+    }[result["format"]]
+    out.line(
+        f"exported {result['rows']} rows ({result['rows_with_errors']} with errors) from "
+        f"{result['files']} files to {result['output']} ({what})"
+    )

@@ -1,0 +1,132 @@
+"""How commands print: human tables (rich), JSON for machines, progress on stderr."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+from rich.table import Table
+
+
+def encode_payload(data: bytes | None, mode: str) -> str | None:
+    """A payload as text: `hex`, `base64`, or None for `none` (and for a null payload)."""
+    if data is None or mode == "none":
+        return None
+    if mode == "hex":
+        return data.hex()
+    return base64.b64encode(data).decode("ascii")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).hex()
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def to_json(obj: Any) -> str:
+    return json.dumps(obj, default=_json_default, separators=(",", ":"), sort_keys=False)
+
+
+class Output:
+    """One command's output channels.
+
+    `--json` output goes to stdout and nothing else does then; progress bars go to
+    stderr and only when stderr is a terminal (so pipes and CI logs stay clean).
+    """
+
+    def __init__(self, *, json_mode: bool, progress: bool | None = None, stdout: TextIO | None = None) -> None:
+        self.json_mode = json_mode
+        self.stdout = stdout if stdout is not None else sys.stdout
+        self.console = Console(file=self.stdout, highlight=False)
+        if not self.console.is_terminal:
+            # Piped tables keep whole rows instead of folding at 80 columns.
+            self.console.width = 1000
+        self.err_console = Console(file=sys.stderr, highlight=False)
+        if progress is None:
+            progress = self.err_console.is_terminal
+        self.show_progress = progress
+
+    # Machine output
+    def json(self, obj: Any) -> None:
+        self.stdout.write(to_json(obj))
+        self.stdout.write("\n")
+
+    # Human output
+    def line(self, text: str = "", style: str | None = None) -> None:
+        if not self.json_mode:
+            self.console.print(text, style=style, markup=False, soft_wrap=True)
+
+    def markup(self, text: str) -> None:
+        if not self.json_mode:
+            self.console.print(text, soft_wrap=True)
+
+    def table(
+        self,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+        *,
+        title: str | None = None,
+        right: Sequence[str] = (),
+    ) -> None:
+        if self.json_mode:
+            return
+        table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False, box=None)
+        for c in columns:
+            table.add_column(c, justify="right" if c in right else "left", overflow="fold")
+        for r in rows:
+            table.add_row(*("" if v is None else str(v) for v in r))
+        with self.console.capture() as captured:
+            self.console.print(table)
+        # Cells are padded to their column's width; trailing blanks only get in the way of diffs.
+        self.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
+
+    @contextmanager
+    def progress(self, description: str, total: int | None) -> Iterator[ProgressTask]:
+        """A byte-count progress bar on stderr; a no-op when progress is off."""
+        if not self.show_progress:
+            yield ProgressTask(None, None)
+            return
+        bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(),
+            console=self.err_console,
+            transient=True,
+        )
+        with bar:
+            task = bar.add_task(description, total=total)
+            yield ProgressTask(bar, task)
+
+
+class ProgressTask:
+    def __init__(self, bar: Progress | None, task: Any) -> None:
+        self._bar = bar
+        self._task = task
+
+    def advance(self, n: int) -> None:
+        if self._bar is not None and n:
+            self._bar.advance(self._task, n)
+
+    def update(self, *, completed: int | None = None, description: str | None = None) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, completed=completed, description=description)

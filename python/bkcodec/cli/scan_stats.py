@@ -1,0 +1,161 @@
+"""Per-file tallies over a reader's rows: entries, ledgers, damaged spans, torn tails."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+# The `error` of a row that is a damaged span rather than an entry starts with the
+# span's kind (see the readers' documentation); a torn tail is one of the first two.
+# An entry found behind a damaged size field keeps its decoded columns (its format
+# version is set) though its error names the size field: it counts as an entry.
+GAP_KINDS = ("torn_record", "torn_header", "zeros", "bad_header", "bad_size", "bad_record", "garbage")
+TORN_KINDS = ("torn_record", "torn_header")
+_GAP = re.compile(r"^(" + "|".join(GAP_KINDS) + r"):")
+
+
+def _value_counts(array: Any) -> tuple[list[Any], list[int]]:
+    import pyarrow.compute as pc
+
+    vc = pc.value_counts(array)
+    return vc.field("values").to_pylist(), vc.field("counts").to_pylist()
+
+
+@dataclass
+class LedgerTally:
+    scope_id: int
+    ledger_id: int
+    entries: int = 0
+    bytes: int = 0  # sum of record size + 4, what the ledgers map counts
+    first_entry: int | None = None
+    last_entry: int | None = None
+
+    def merge(self, entries: int, nbytes: int, first: int | None, last: int | None) -> None:
+        self.entries += entries
+        self.bytes += nbytes
+        if first is not None:
+            self.first_entry = first if self.first_entry is None else min(self.first_entry, first)
+        if last is not None:
+            self.last_entry = last if self.last_entry is None else max(self.last_entry, last)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "scope_id": self.scope_id,
+            "ledger_id": self.ledger_id,
+            "entries": self.entries,
+            "bytes": self.bytes,
+            "first_entry": self.first_entry,
+            "last_entry": self.last_entry,
+        }
+
+
+@dataclass
+class FileTally:
+    """What one pass over a file's rows found."""
+
+    records: Counter = field(default_factory=Counter)  # journal record types; "entry" for entry logs
+    ledgers: dict[tuple[int, int], LedgerTally] = field(default_factory=dict)
+    formats: Counter = field(default_factory=Counter)  # entry format version -> count
+    digest_ok: int = 0
+    digest_unchecked: int = 0
+    entry_errors: list[dict[str, Any]] = field(default_factory=list)
+    gaps: list[dict[str, Any]] = field(default_factory=list)
+    data_end: int = 0
+
+    @property
+    def entries(self) -> int:
+        return self.records["entry"]
+
+    @property
+    def torn_tail(self) -> bool:
+        return any(g["kind"] in TORN_KINDS for g in self.gaps)
+
+    def add_batch(self, batch: Any) -> None:
+        """Tallies one batch with Arrow kernels; only damaged rows reach Python."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if batch.num_rows == 0:
+            return
+        names = batch.schema.names
+        error = batch.column("error")
+        if "record_type" in names:
+            record_type = batch.column("record_type")
+        else:
+            record_type = pa.array(["entry"] * batch.num_rows)
+        is_gap = pc.or_(
+            pc.equal(record_type, "damage"),
+            pc.and_(
+                pc.and_(pc.is_valid(error), pc.is_null(batch.column("format_version"))),
+                pc.fill_null(pc.match_substring_regex(error, _GAP.pattern), False),
+            ),
+        )
+        is_gap = pc.fill_null(is_gap, False)
+        if pc.any(is_gap).as_py():
+            for row in batch.filter(is_gap).select(["offset", "record_size", "ledger_id", "entry_id", "error"]).to_pylist():
+                m = _GAP.match(row["error"] or "")
+                self.gaps.append(
+                    {
+                        "offset": row["offset"],
+                        "length": row["record_size"],
+                        "kind": m.group(1) if m else (row["error"] or "damage").split(":", 1)[0],
+                        "ledger_id": row["ledger_id"],
+                        "entry_id": row["entry_id"],
+                        "error": row["error"],
+                    }
+                )
+        records = batch.filter(pc.invert(is_gap))
+        if records.num_rows == 0:
+            return
+        rtype = record_type.filter(pc.invert(is_gap))
+        ends = pc.add(pc.add(records.column("offset"), records.column("record_size")), 4)
+        self.data_end = max(self.data_end, pc.max(ends).as_py())
+        for value, count in zip(*_value_counts(rtype)):
+            self.records[value] += count
+        is_entry = pc.equal(rtype, "entry")
+        entries = records.filter(is_entry)
+        if entries.num_rows == 0:
+            return
+        scope = pc.fill_null(entries.column("scope_id"), 0)
+        table = pa.table(
+            {
+                "scope_id": scope,
+                "ledger_id": entries.column("ledger_id"),
+                "entry_id": entries.column("entry_id"),
+                "record_size": entries.column("record_size"),
+            }
+        )
+        grouped = table.group_by(["scope_id", "ledger_id"]).aggregate(
+            [("record_size", "count"), ("record_size", "sum"), ("entry_id", "min"), ("entry_id", "max")]
+        )
+        for g in grouped.to_pylist():
+            key = (g["scope_id"], g["ledger_id"])
+            tally = self.ledgers.get(key)
+            if tally is None:
+                tally = self.ledgers[key] = LedgerTally(key[0], key[1])
+            count = g["record_size_count"]
+            tally.merge(count, g["record_size_sum"] + 4 * count, g["entry_id_min"], g["entry_id_max"])
+        for value, count in zip(*_value_counts(entries.column("format_version"))):
+            self.formats[value] += count
+        ok = entries.column("digest_ok")
+        bad = pc.fill_null(pc.or_(pc.is_valid(entries.column("error")), pc.equal(ok, False)), False)
+        n_bad = pc.sum(bad).as_py() or 0
+        n_good = pc.sum(pc.fill_null(pc.and_(ok, pc.invert(bad)), False)).as_py() or 0
+        self.digest_ok += n_good
+        # Neither failed nor verified: no digest checked (verify off, or DUMMY).
+        self.digest_unchecked += entries.num_rows - n_bad - n_good
+        if n_bad:
+            cols = ["offset", "scope_id", "ledger_id", "entry_id", "digest_type", "digest_ok", "error"]
+            for row in entries.filter(bad).select(cols).to_pylist():
+                row["scope_id"] = row["scope_id"] or 0
+                row["error"] = row["error"] or "digest mismatch"
+                self.entry_errors.append(row)
+
+    def bytes_by_ledger_id(self) -> dict[int, int]:
+        """Bytes per 64-bit ledger id, the key a ledgers map uses."""
+        out: dict[int, int] = defaultdict(int)
+        for (_, ledger_id), t in self.ledgers.items():
+            out[ledger_id] += t.bytes
+        return dict(out)

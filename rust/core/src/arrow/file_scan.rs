@@ -1,0 +1,161 @@
+//! What the bookie-file readers share: their options, lazy streams of record batches,
+//! column order, and how damage becomes an error or a flagged row.
+//!
+//! A file reader's rows have the file-position columns first, then the entry
+//! columns of [`EntryBatchBuilder`] (without `error`), then columns of its own, then
+//! `error` last (under [`OnError::Flag`]).
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
+use arrow_schema::{ArrowError, FieldRef, Schema, SchemaRef};
+
+use super::entries::{EntryBatchBuilder, EntryBatchOptions, OnError};
+use super::mapped_file::MappedFile;
+use super::payload::PayloadMode;
+use crate::error::{Error, ErrorKind, Result};
+use crate::files::{Gap, GapKind};
+use crate::ledger_digests::LedgerDigests;
+
+/// Rows per batch unless asked otherwise.
+pub const DEFAULT_BATCH_ROWS: usize = 65_536;
+/// Entry bytes per batch at most: bounds memory, and keeps a copied payload column
+/// far from its 2 GiB limit, whatever the entry sizes. Small enough that a payload
+/// buffer (twice this) stays below the size at which allocators map fresh pages for
+/// every batch (glibc: 32 MiB), so a stream reuses the memory of the batches its
+/// consumer has dropped instead of faulting in new pages.
+pub const DEFAULT_BATCH_BYTES: usize = 8 << 20;
+
+/// How a bookie-file reader scans and what rows it builds.
+#[derive(Debug, Clone)]
+pub struct FileScanOptions {
+    pub entries: EntryBatchOptions,
+    /// Check each entry's digest (digest types are still inferred when not given).
+    pub verify: bool,
+    pub digests: LedgerDigests,
+    /// A batch ends after this many rows...
+    pub batch_rows: usize,
+    /// ...or once its entries add up to this many bytes.
+    pub batch_bytes: usize,
+    /// The byte range `[start, end)`: a record belongs to the range its size field
+    /// starts in, so ranges that tile a file read every record once.
+    pub start: u64,
+    pub end: u64,
+}
+
+impl FileScanOptions {
+    pub fn new(entries: EntryBatchOptions, digests: LedgerDigests) -> Self {
+        FileScanOptions {
+            entries,
+            verify: true,
+            digests,
+            batch_rows: DEFAULT_BATCH_ROWS,
+            batch_bytes: DEFAULT_BATCH_BYTES,
+            start: 0,
+            end: u64::MAX,
+        }
+    }
+
+    pub(crate) fn validate(&self) -> Result<()> {
+        if self.batch_rows == 0 || self.batch_bytes == 0 {
+            return Err(Error::invalid_argument("batch sizes must be positive"));
+        }
+        if self.start > self.end {
+            return Err(Error::invalid_argument(format!("byte range start {} is past its end {}", self.start, self.end)));
+        }
+        Ok(())
+    }
+}
+
+/// A lazy stream of record batches of one schema, each built on demand.
+pub trait BatchStream: Iterator<Item = Result<RecordBatch>> + Send {
+    fn schema(&self) -> SchemaRef;
+}
+
+/// A [`BatchStream`] as arrow-rs's [`RecordBatchReader`] (for the Arrow C stream
+/// interface); errors travel as [`ArrowError::ExternalError`] holding the [`Error`].
+pub struct ArrowBatchReader(pub Box<dyn BatchStream>);
+
+impl Iterator for ArrowBatchReader {
+    type Item = std::result::Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next().map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+    }
+}
+
+impl RecordBatchReader for ArrowBatchReader {
+    fn schema(&self) -> SchemaRef {
+        self.0.schema()
+    }
+}
+
+/// Rows to reserve per batch: what the file can hold, and at most a few thousand
+/// (columns grow past that as needed; reserving a full default batch for every
+/// batch of large entries would only churn memory).
+pub(crate) fn row_capacity(options: &FileScanOptions, file: &MappedFile, row_bytes: usize) -> usize {
+    const MAX_RESERVED_ROWS: usize = 8192;
+    options.batch_rows.min(file.bytes().len() / row_bytes + 1).min(MAX_RESERVED_ROWS)
+}
+
+/// A builder for one batch of a file's entries. A fresh one per batch: a finished
+/// payload column gives its buffer away, and regrowing it by doubling would copy the
+/// payloads again. The payload capacity covers the byte budget and the entry that
+/// crosses it; reserved pages that are never written cost no memory.
+pub(crate) fn batch_builder(options: &FileScanOptions, file: &MappedFile, row_bytes: usize) -> EntryBatchBuilder {
+    let len = file.bytes().len();
+    let rows = row_capacity(options, file, row_bytes);
+    let payload_bytes = options.batch_bytes.saturating_mul(2).min(len);
+    let mut builder = EntryBatchBuilder::new(options.entries, rows, payload_bytes);
+    if options.entries.payload == PayloadMode::BinaryView {
+        builder.set_view_sources(std::slice::from_ref(&file.buffer()));
+    }
+    builder
+}
+
+/// Leading fields, the entry fields without `error`, trailing fields, then `error`.
+pub(crate) fn file_schema(options: &EntryBatchOptions, leading: &[FieldRef], trailing: &[FieldRef]) -> SchemaRef {
+    let mut entry = options.fields();
+    let error = (options.on_error == OnError::Flag).then(|| entry.pop().expect("the error field"));
+    let fields: Vec<FieldRef> =
+        leading.iter().cloned().chain(entry).chain(trailing.iter().cloned()).chain(error).collect();
+    Arc::new(Schema::new(fields))
+}
+
+/// One batch in the order of [`file_schema`].
+pub(crate) fn assemble(
+    schema: &SchemaRef,
+    leading: Vec<ArrayRef>,
+    builder: &mut EntryBatchBuilder,
+    trailing: Vec<ArrayRef>,
+) -> Result<RecordBatch> {
+    let mut entry: Vec<ArrayRef> = builder.finish_columns()?.into_iter().map(|(_, a)| a).collect();
+    let error = (builder.options().on_error == OnError::Flag).then(|| entry.pop().expect("the error column"));
+    let columns: Vec<ArrayRef> = leading.into_iter().chain(entry).chain(trailing).chain(error).collect();
+    RecordBatch::try_new(schema.clone(), columns)
+        .map_err(|e| Error::invalid_argument(format!("assembling a file batch: {e}")))
+}
+
+/// What a damaged span says in the `error` column: its kind (a stable name to filter
+/// on), what that means, and its length.
+pub(crate) fn gap_message(gap: &Gap) -> String {
+    format!("{}: {} ({} bytes)", gap.kind.as_str(), gap.kind.describe(), gap.len)
+}
+
+/// A damaged span as the error `on_error="raise"` raises.
+pub(crate) fn gap_error(gap: &Gap) -> Error {
+    let kind = match gap.kind {
+        GapKind::TornRecord | GapKind::TornHeader => ErrorKind::Truncated,
+        _ => ErrorKind::Corrupt,
+    };
+    Error::new(kind, gap.offset, gap_message(gap))
+}
+
+/// The note on an entry found behind a damaged size field.
+pub(crate) const REFRAMED_MESSAGE: &str = "bad_size: the size field in front of this entry is wrong; \
+     the entry was framed by where the next record starts and its digest verifies";
+
+/// The same as an error, for `on_error="raise"`.
+pub(crate) fn reframed_error(offset: u64) -> Error {
+    Error::corrupt(offset, REFRAMED_MESSAGE)
+}

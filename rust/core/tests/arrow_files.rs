@@ -1,0 +1,243 @@
+//! The bookie-file batch readers: rows and columns, batch limits, raise and flag
+//! modes, payload views into the file, journals' meta columns, index slots.
+
+use std::io::Cursor;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, RecordBatch, RecordBatchReader};
+use arrow_buffer::Buffer;
+use bkcodec_core::arrow::journal::DAMAGE_RECORD_TYPE;
+use bkcodec_core::arrow::{
+    ArrowBatchReader, BatchStream, EntryBatchOptions, EntryLogBatchReader, FileScanOptions, IndexBatchReader, JournalBatchReader,
+    MappedFile, OnError, PayloadMode,
+};
+use bkcodec_core::digest::{DigestType, Digester};
+use bkcodec_core::entry::{encode_entry, encode_lac, EntryHeader};
+use bkcodec_core::files::index_file::encode_index_file;
+use bkcodec_core::files::{EntryLogWriter, IndexHeader, JournalWriter, Location};
+use bkcodec_core::{DigestPolicy, ErrorKind, LedgerDigestInfo, LedgerDigests};
+
+fn entry(ledger: i64, id: i64, dt: DigestType, pw: &[u8], payload: &[u8]) -> Vec<u8> {
+    encode_entry(&EntryHeader::new(0, ledger, id, id - 1, payload.len() as i64), payload, &Digester::new(dt, pw)).unwrap()
+}
+
+/// A rolled legacy log of `n` entries of two ledgers; the entries' offsets.
+fn sample_log(n: i64) -> (Vec<u8>, Vec<u64>) {
+    let mut w = EntryLogWriter::legacy(Cursor::new(Vec::new())).unwrap();
+    let mut offsets = Vec::new();
+    for i in 0..n {
+        let dt = if i % 2 == 0 { DigestType::Crc32c } else { DigestType::Crc32 };
+        let payload = vec![(i % 200) as u8; (i % 50) as usize * 20];
+        offsets.push(w.add_entry(&entry(i % 2, i / 2, dt, b"", &payload)).unwrap() - 4);
+    }
+    (w.finish_rolled().unwrap().into_inner(), offsets)
+}
+
+fn options(payload: PayloadMode, on_error: OnError) -> FileScanOptions {
+    FileScanOptions::new(EntryBatchOptions { payload, on_error }, LedgerDigests::default())
+}
+
+fn file(bytes: Vec<u8>) -> MappedFile {
+    MappedFile::from_buffer(Buffer::from_vec(bytes))
+}
+
+fn i64s(batch: &RecordBatch, name: &str) -> Vec<Option<i64>> {
+    batch.column_by_name(name).unwrap().as_primitive::<Int64Type>().iter().collect()
+}
+
+fn strings(batch: &RecordBatch, name: &str) -> Vec<Option<String>> {
+    batch.column_by_name(name).unwrap().as_string::<i32>().iter().map(|s| s.map(str::to_string)).collect()
+}
+
+#[test]
+fn entry_log_rows_in_batches() {
+    let (bytes, offsets) = sample_log(100);
+    let mut opts = options(PayloadMode::Binary, OnError::Flag);
+    opts.batch_rows = 30;
+    let reader = EntryLogBatchReader::new(file(bytes), Some(9), opts).unwrap();
+    let schema = BatchStream::schema(&reader);
+    let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+    assert_eq!(batches.iter().map(|b| b.num_rows()).collect::<Vec<_>>(), [30, 30, 30, 10]);
+    let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    assert_eq!(&names[..4], ["log_id", "offset", "location", "record_size"]);
+    assert_eq!(names.last().unwrap(), "error");
+    let got: Vec<i64> = batches.iter().flat_map(|b| i64s(b, "offset")).map(Option::unwrap).collect();
+    assert_eq!(got, offsets.iter().map(|&o| o as i64).collect::<Vec<_>>());
+    let first = &batches[0];
+    assert_eq!(i64s(first, "log_id")[0], Some(9));
+    assert_eq!(i64s(first, "location")[1], Some(Location::new(9, offsets[1] + 4).unwrap().to_raw()));
+    assert_eq!(first.column_by_name("error").unwrap().null_count(), 30);
+    assert!(first.column_by_name("digest_ok").unwrap().as_boolean().iter().all(|v| v == Some(true)));
+}
+
+#[test]
+fn batches_end_at_the_byte_budget() {
+    let (bytes, _) = sample_log(100);
+    let mut opts = options(PayloadMode::None, OnError::Raise);
+    opts.batch_bytes = 5000;
+    let sizes: Vec<usize> =
+        EntryLogBatchReader::new(file(bytes), None, opts).unwrap().map(|b| b.unwrap().num_rows()).collect();
+    assert_eq!(sizes.iter().sum::<usize>(), 100);
+    assert!(sizes.len() > 5, "{sizes:?}");
+}
+
+#[test]
+fn raise_delivers_the_good_rows_then_the_error() {
+    let (mut bytes, offsets) = sample_log(20);
+    // Flip a payload byte of entry 12 (which has a payload).
+    let at = offsets[12] as usize + 4 + 40;
+    bytes[at] ^= 1;
+    let mut reader = EntryLogBatchReader::new(file(bytes.clone()), Some(1), options(PayloadMode::Binary, OnError::Raise)).unwrap();
+    assert_eq!(reader.next().unwrap().unwrap().num_rows(), 12);
+    let err = reader.next().unwrap().unwrap_err();
+    assert_eq!(err.kind, ErrorKind::DigestMismatch);
+    assert_eq!(err.offset, offsets[12] + 4 + 32, "the entry's digest, as a file offset");
+    assert!(reader.next().is_none());
+
+    let flagged = EntryLogBatchReader::new(file(bytes), Some(1), options(PayloadMode::Binary, OnError::Flag))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(flagged.num_rows(), 20);
+    let errors = strings(&flagged, "error");
+    assert!(errors[12].as_deref().unwrap().starts_with("digest mismatch"));
+    assert_eq!(errors.iter().filter(|e| e.is_some()).count(), 1);
+}
+
+#[test]
+fn damage_rows_and_arrow_errors() {
+    let (bytes, offsets) = sample_log(10);
+    let cut = offsets[9] as usize + 30;
+    let torn = bytes[..cut].to_vec();
+    let batch = EntryLogBatchReader::new(file(torn.clone()), None, options(PayloadMode::None, OnError::Flag))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(batch.num_rows(), 10);
+    assert_eq!(i64s(&batch, "offset")[9], Some(offsets[9] as i64));
+    assert_eq!(i64s(&batch, "record_size")[9], Some((cut - offsets[9] as usize) as i64));
+    assert_eq!(i64s(&batch, "location")[9], None);
+    assert!(strings(&batch, "error")[9].as_deref().unwrap().starts_with("torn_record:"));
+    // Through arrow-rs's reader trait the error is an external error holding ours.
+    let reader = EntryLogBatchReader::new(file(torn), None, options(PayloadMode::None, OnError::Raise)).unwrap();
+    let mut arrow = ArrowBatchReader(Box::new(reader));
+    assert_eq!(arrow.schema().field(0).name(), "log_id");
+    assert_eq!(arrow.next().unwrap().unwrap().num_rows(), 9);
+    let err = arrow.next().unwrap().unwrap_err();
+    assert!(err.to_string().contains(&format!("at byte {}", offsets[9])), "{err}");
+}
+
+#[test]
+fn not_an_entry_log() {
+    let mut bytes = sample_log(1).0;
+    bytes[0] = b'X';
+    let err = EntryLogBatchReader::new(file(bytes), None, options(PayloadMode::None, OnError::Flag)).unwrap_err();
+    assert_eq!((err.kind, err.offset), (ErrorKind::Corrupt, 0));
+    assert!(err.detail.starts_with("not an entry log"));
+    let empty = EntryLogBatchReader::new(file(Vec::new()), None, options(PayloadMode::None, OnError::Flag)).unwrap();
+    assert_eq!(empty.count(), 0);
+    let err = EntryLogBatchReader::new(file(sample_log(1).0), Some(1 << 32), options(PayloadMode::None, OnError::Flag))
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidArgument);
+}
+
+#[test]
+fn payload_views_point_into_the_file() {
+    let (bytes, _) = sample_log(40);
+    let source = Buffer::from_vec(bytes);
+    let ptr = source.as_ptr() as usize..source.as_ptr() as usize + source.len();
+    let batch = EntryLogBatchReader::new(MappedFile::from_buffer(source.clone()), None, options(PayloadMode::BinaryView, OnError::Flag))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let view = batch.column_by_name("payload").unwrap().as_binary_view();
+    assert_eq!(view.data_buffers().len(), 1);
+    assert!(ptr.contains(&(view.data_buffers()[0].as_ptr() as usize)));
+    assert_eq!(view.value(39), vec![39u8; 39 * 20].as_slice());
+}
+
+#[test]
+fn ledgers_settings_verify_dummy_and_hmac() {
+    let mut w = EntryLogWriter::legacy(Cursor::new(Vec::new())).unwrap();
+    w.add_entry(&entry(1, 0, DigestType::Dummy, b"", b"dummy payload")).unwrap();
+    w.add_entry(&entry(2, 0, DigestType::Hmac, b"pw", b"hmac payload")).unwrap();
+    let bytes = w.finish_rolled().unwrap().into_inner();
+    let read = |digests: LedgerDigests| {
+        let opts = FileScanOptions::new(EntryBatchOptions { payload: PayloadMode::None, on_error: OnError::Flag }, digests);
+        EntryLogBatchReader::new(file(bytes.clone()), None, opts).unwrap().next().unwrap().unwrap()
+    };
+    let auto = read(LedgerDigests::default());
+    assert_eq!(auto.column_by_name("error").unwrap().null_count(), 0);
+    let told = read(
+        LedgerDigests::new(DigestPolicy::Auto, b"")
+            .with_ledger(1, LedgerDigestInfo { digest_type: Some(DigestType::Dummy), password: Vec::new() })
+            .with_ledger(2, LedgerDigestInfo { digest_type: Some(DigestType::Hmac), password: b"pw".to_vec() }),
+    );
+    assert_eq!(told.column_by_name("error").unwrap().null_count(), 2);
+    assert_eq!(strings(&told, "digest_type"), [Some("dummy".to_string()), Some("hmac".to_string())]);
+}
+
+#[test]
+fn journal_rows_with_meta_columns() {
+    let mut w = JournalWriter::new(Cursor::new(Vec::new()), 6, 512, 0).unwrap();
+    w.add_ledger_key(4, &[7u8; 20]).unwrap();
+    w.add_entry(&entry(4, 0, DigestType::Crc32c, b"", b"payload")).unwrap();
+    w.flush().unwrap();
+    let lac = encode_lac(4, 0, &Digester::new(DigestType::Crc32c, b""));
+    w.add_explicit_lac(4, &lac).unwrap();
+    w.add_fence(4).unwrap();
+    w.flush().unwrap();
+    let mut bytes = w.finish().unwrap().into_inner();
+    let read = |bytes: Vec<u8>, padding: bool| {
+        let mut reader = JournalBatchReader::new(file(bytes), Some(77), padding, options(PayloadMode::Binary, OnError::Flag)).unwrap();
+        let batch = reader.next().unwrap().unwrap();
+        assert!(reader.next().is_none(), "one batch");
+        batch
+    };
+    let batch = read(bytes.clone(), false);
+    assert_eq!(
+        strings(&batch, "record_type"),
+        ["ledger_key", "entry", "explicit_lac", "fence"].map(|s| Some(s.to_string()))
+    );
+    assert_eq!(i64s(&batch, "entry_id"), [Some(-4096), Some(0), Some(-32768), Some(-8192)]);
+    assert_eq!(i64s(&batch, "journal_id"), [Some(77); 4]);
+    assert_eq!(i64s(&batch, "explicit_lac"), [None, None, Some(0), None]);
+    let keys = batch.column_by_name("master_key").unwrap().as_binary::<i32>();
+    assert_eq!(keys.value(0), &[7u8; 20]);
+    assert!(keys.is_null(1));
+    let blobs = batch.column_by_name("explicit_lac_blob").unwrap().as_binary::<i32>();
+    assert_eq!(blobs.value(2), lac.as_slice());
+    let names: Vec<String> = batch.schema().fields().iter().map(|f| f.name().clone()).collect();
+    assert_eq!(names.last().unwrap(), "error");
+    assert_eq!(names[names.len() - 4..names.len() - 1], ["master_key", "explicit_lac", "explicit_lac_blob"]);
+    let with_padding = read(bytes.clone(), true);
+    assert_eq!(strings(&with_padding, "record_type").iter().filter(|t| t.as_deref() == Some("padding")).count(), 2);
+    // Torn inside the fence record: a damage row.
+    let fence = i64s(&batch, "offset")[3].unwrap() as usize;
+    bytes.truncate(fence + 10);
+    let torn = read(bytes, false);
+    assert_eq!(strings(&torn, "record_type").last().unwrap().as_deref(), Some(DAMAGE_RECORD_TYPE));
+}
+
+#[test]
+fn index_rows_present_and_absent() {
+    let header = IndexHeader { version: 1, master_key: b"k", state_bits: 0, explicit_lac: None };
+    let a = Location::new(1, 1028).unwrap();
+    let b = Location::new(2, 4100).unwrap();
+    let bytes = encode_index_file(&header, &[(0, a), (5, b)]).unwrap();
+    let present: Vec<RecordBatch> =
+        IndexBatchReader::new(file(bytes.clone()), Some(3), false, 1).unwrap().map(|r| r.unwrap()).collect();
+    assert_eq!(present.len(), 2);
+    assert_eq!(i64s(&present[1], "entry_id"), [Some(5)]);
+    assert_eq!(i64s(&present[1], "log_id"), [Some(2)]);
+    assert_eq!(i64s(&present[1], "offset"), [Some(4100)]);
+    let all: Vec<RecordBatch> = IndexBatchReader::new(file(bytes), None, true, 5000).unwrap().map(|r| r.unwrap()).collect();
+    assert_eq!(all[0].num_rows(), 1024);
+    assert_eq!(i64s(&all[0], "location")[..3], [Some(a.to_raw()), None, None]);
+    assert_eq!(all[0].column_by_name("ledger_id").unwrap().null_count(), 1024);
+    assert!(IndexBatchReader::new(file(b"BKLX".to_vec()), None, false, 10).is_err());
+}

@@ -1,0 +1,532 @@
+"""The `bkcodec` command line.
+
+Most tests call `bkcodec.cli.main(argv)` in this process with stdout and stderr
+captured (a command is the same code either way, and a new interpreter per call
+would cost most of the time budget); the tests of exit codes, one-line errors, the
+demo and the installed script run it as a user does, as `python -m bkcodec` or
+`bkcodec` in a subprocess.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+
+import bkcodec
+from bkcodec.cli import main
+from bkcodec.sample import MANIFEST_NAME, make_bookie_dir
+
+from conftest import read_jsonl
+
+
+def run_cli(*args: str | os.PathLike[str]) -> subprocess.CompletedProcess[str]:
+    """Runs a command in this process, as `main` sees it from the console script."""
+    argv = [str(a) for a in args]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as e:  # argparse's usage errors and --version
+            code = e.code if isinstance(e.code, int) else 2
+    return subprocess.CompletedProcess(["bkcodec", *argv], code, out.getvalue(), err.getvalue())
+
+
+def run_subprocess(*args: str | os.PathLike[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Runs `python -m bkcodec ...` as a user would."""
+    env = dict(os.environ, COLUMNS="200")
+    return subprocess.run(
+        [sys.executable, "-m", "bkcodec", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+def run_json(*args: str | os.PathLike[str], expect: int = 0):
+    r = run_cli(*args, "--json")
+    assert r.returncode == expect, r.stderr
+    return json.loads(r.stdout)
+
+
+def assert_one_line_error(r: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert r.returncode == 2
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("bkcodec: error: ")
+    assert "Traceback" not in r.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+# ---- ledger-id
+
+
+def test_ledger_id_converts_every_spelling():
+    out = run_json("ledger-id", "3", "0x1234", "00000000-0000-0005-0000-000000000007", "ffffffffffffffffffffffffffffffff")
+    rows = out["ledger_ids"]
+    assert [(r["scope_id"], r["ledger_id"]) for r in rows] == [(0, 3), (0, 0x1234), (5, 7), (-1, -1)]
+    assert rows[0]["qualified_name"] == "0" * 31 + "3"
+    assert rows[0]["uuid"] == "00000000-0000-0000-0000-000000000003"
+    assert rows[1]["index_path"] == "12/34/1234.idx"
+    assert rows[2]["index_path"] == "0/5/0/7/7.idx"
+    assert int(rows[3]["value"]) == 2**128 - 1
+    for r in rows:
+        lid = bkcodec.LedgerId.from_qualified_name(r["uuid"])
+        assert (lid.scope_id, lid.ledger_id) == (r["scope_id"], r["ledger_id"])
+        assert lid.index_path() == r["index_path"]
+
+
+def test_ledger_id_scope_and_unsigned_spelling():
+    rows = run_json("ledger-id", "--scope", "0x5", "7", "0xffffffffffffffff")["ledger_ids"]
+    assert rows[0]["qualified_name"] == "00000000000000050000000000000007"
+    assert rows[1]["ledger_id"] == -1 and rows[1]["scope_id"] == 5
+
+
+def test_ledger_id_finds_the_index_file(golden):
+    ledger_dir = golden("index", "ledgers")
+    rows = run_json("ledger-id", "3", "4660", "5", "--ledger-dir", ledger_dir)["ledger_ids"]
+    assert [r["index_file_exists"] for r in rows] == [True, True, False]
+    assert rows[1]["index_file"] == str(ledger_dir / "current" / "12" / "34" / "1234.idx")
+
+
+def test_ledger_id_text_output():
+    r = run_subprocess("ledger-id", "0x1234")
+    assert r.returncode == 0
+    assert "00000000-0000-0000-0000-000000001234" in r.stdout and "12/34/1234.idx" in r.stdout
+
+
+@pytest.mark.parametrize("value", ["xyz", "0x1" + "0" * 17, "123456789012345678901234567890123"])
+def test_ledger_id_rejects_garbage(value):
+    assert_one_line_error(run_cli("ledger-id", value), value)
+
+
+def test_usage_errors_exit_2():
+    assert run_subprocess().returncode == 2
+    assert run_subprocess("no-such-command").returncode == 2
+    assert run_cli("ledger-id").returncode == 2
+    r = run_subprocess("--version")
+    assert r.returncode == 0 and r.stdout.startswith("bkcodec ")
+
+
+# ---- generated bookie directories
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    return make_bookie_dir(tmp_path_factory.mktemp("cli") / "bookie")
+
+
+@pytest.fixture(scope="module")
+def clean_sample(tmp_path_factory):
+    return make_bookie_dir(
+        tmp_path_factory.mktemp("cli") / "bookie", flip_payload_byte=False, torn_tail=False, entries_per_ledger=6
+    )
+
+
+def by_relative_path(report_files, root: Path) -> dict[str, dict]:
+    return {Path(f["path"]).relative_to(root).as_posix(): f for f in report_files}
+
+
+def test_sample_manifest_is_saved(sample):
+    saved = json.loads((sample.root / MANIFEST_NAME).read_text())
+    assert saved == json.loads(json.dumps(sample.to_json()))
+    assert {d["problem"] for d in saved["damage"]} == {"digest", "torn_record"}
+
+
+def test_sample_v2_entries_frame_with_their_high_first_byte(sample):
+    # A V2 entry starts with 0xA1/0xA3: an entry log record must still frame, verify
+    # and keep its scope.
+    rows = bkcodec.read_entry_log(sample.path("ledgers/current/0.log"), payload="none").read_all()
+    v2 = rows.filter(pa.compute.equal(rows.column("format_version"), 2))
+    assert v2.num_rows == 24
+    assert set(v2.column("scope_id").to_pylist()) == {5}
+    assert all(v2.column("digest_ok").to_pylist())
+
+
+def test_inspect_counts_match_the_sample(sample):
+    files = by_relative_path(run_json("inspect", sample.root)["files"], sample.root)
+    assert set(files) == set(sample.files)
+    for rel, want in sample.files.items():
+        got = files[rel]
+        assert got["kind"] == want["kind"], rel
+        if want["kind"] in ("entry_log", "journal"):
+            assert got["entries"] == want["entries"], rel
+            assert got["torn_tail"] == want["torn_tail"], rel
+            per_ledger = {f"{r['scope_id']}/{r['ledger_id']}": r["entries"] for r in got["ledger_bytes"]}
+            assert per_ledger == want["ledgers"], rel
+        if want["kind"] == "entry_log":
+            assert got["version"] == 1 and got["layout"] == "legacy"
+            assert got["ledgers_map"]["present"] == want["rolled"]
+            assert got["ledgers_map"]["consistent"] is (True if want["rolled"] else None)
+        if want["kind"] == "journal":
+            assert got["version"] == 6
+            assert got["records"] == want["records"]
+        if want["kind"] == "index":
+            assert (got["ledger_id"], got["entries"], got["fenced"], got["explicit_lac"]) == (
+                want["ledger_id"],
+                want["entries"],
+                want["fenced"],
+                want["explicit_lac"],
+            )
+        if want["kind"] == "last_mark":
+            assert (got["journal_id"], got["offset"]) == (want["journal_id"], want["offset"])
+        if want["kind"] == "last_id":
+            assert got["log_id"] == want["log_id"]
+
+
+def test_inspect_text_output(sample):
+    r = run_cli("inspect", sample.ledger_dir)
+    assert r.returncode == 0, r.stderr
+    assert "consistent" in r.stdout and "absent" in r.stdout
+    assert "torn_record" in r.stdout
+
+
+def failure_keys(report, root: Path) -> set[tuple]:
+    return {
+        (Path(x["file"]).relative_to(root).as_posix(), x["problem"], x["offset"], x["ledger_id"], x["entry_id"])
+        for x in report["failures"]
+    }
+
+
+def test_verify_finds_exactly_the_planted_damage(sample):
+    report = run_json("verify", sample.root, "--metadata", sample.metadata_dir, expect=1)
+    expected = {(d.file, d.problem, d.offset, d.ledger_id, d.entry_id) for d in sample.damage}
+    assert failure_keys(report, sample.root) == expected
+    assert report["clean"] is False
+    s = report["summary"]
+    assert (s["failed_entries"], s["damaged_spans"], s["damaged_files"]) == (1, 1, 2)
+    assert s["entries"] == sum(f["entries"] for f in sample.files.values() if f["kind"] in ("entry_log", "journal"))
+    assert s["digest_ok"] == s["entries"] - 1 and s["unchecked"] == 0
+    # The text report names the file, offset, ledger and entry of each failure.
+    r = run_cli("verify", sample.root, "--metadata", sample.metadata_dir)
+    assert r.returncode == 1
+    for d in sample.damage:
+        line = next(ln for ln in r.stdout.splitlines() if d.file in ln and f" {d.offset} " in ln)
+        assert f" {d.ledger_id} " in line and f" {d.entry_id} " in line
+
+
+def test_verify_clean_directory_exits_0(clean_sample):
+    report = run_json("verify", clean_sample.root, "--metadata", clean_sample.metadata_dir)
+    assert report["clean"] is True and report["failures"] == []
+    index = [f for f in report["files"] if f["kind"] == "index" and "explicit_lac" in f]
+    assert [f["explicit_lac"] for f in index] == ["ok"]
+
+
+def test_verify_without_metadata_flags_what_cannot_be_inferred(clean_sample):
+    # HMAC needs the password and DUMMY must be named: without them those ledgers fail.
+    report = run_json("verify", clean_sample.path("ledgers/current/0.log"), expect=1)
+    assert {x["ledger_id"] for x in report["failures"]} == {3, 4}
+    report = run_json("verify", clean_sample.path("ledgers/current/0.log"), "--password", "secret", expect=1)
+    assert {x["ledger_id"] for x in report["failures"]} == {4}
+    r = run_cli("verify", clean_sample.path("ledgers/current/0.log"))
+    assert r.returncode == 1 and "hint:" in r.stdout
+
+
+def test_verify_wrong_digest_type_for_index_lac(clean_sample):
+    report = run_json("verify", clean_sample.path("ledgers/current/0/1/1.idx"), "--digest-type", "crc32", expect=1)
+    assert [x["problem"] for x in report["failures"]] == ["explicit_lac"]
+
+
+def library_rows(path: Path, **kw) -> list[dict]:
+    return bkcodec.read_entry_log(path, **kw).read_all().to_pylist()
+
+
+def test_dump_filters_by_ledger_and_entry(sample):
+    log = sample.path("ledgers/current/0.log")
+    r = run_cli("dump", log, "--ledger", "1", "--entry", "2:5", "--json", "--payload", "base64", "--metadata", sample.metadata_dir)
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [(x["ledger_id"], x["entry_id"]) for x in rows] == [(1, 2), (1, 3), (1, 4)]
+    assert [x["digest_ok"] for x in rows] == [True, False, True]  # entry 3 carries the flipped byte
+    want = {x["entry_id"]: x["payload"] for x in library_rows(log) if x["ledger_id"] == 1}
+    for x in rows:
+        assert base64.b64decode(x["payload"]) == want[x["entry_id"]]
+        assert x["file"] == str(log) and x["log_id"] == 0
+
+
+def test_dump_ledger_lists_and_hex_payloads(sample):
+    log = sample.path("ledgers/current/1.log")
+    r = run_cli("dump", log, "--ledger", "2,7:9", "--entry", "20:", "--json")
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    # Ledger 8's entry 23 is the torn record: its row keeps the ids and the error.
+    assert sorted((x["ledger_id"], x["entry_id"]) for x in rows) == [
+        (lid, e) for lid in (2, 7, 8) for e in range(20, 24)
+    ]
+    assert {x["scope_id"] for x in rows if x["ledger_id"] == 7} == {5}
+    scoped = [json.loads(line) for line in run_cli("dump", log, "--scope", "5", "--json").stdout.splitlines()]
+    assert {x["ledger_id"] for x in scoped} == {7, 8} and len(scoped) == 23  # the torn row has no scope
+    torn = [x for x in rows if x["error"]]
+    assert len(torn) == 1 and torn[0]["error"].startswith("torn_record") and torn[0]["payload"] is None
+    want = {(x["ledger_id"], x["entry_id"]): x["payload"] for x in library_rows(log)}
+    for x in rows:
+        if x["payload"] is not None:
+            assert bytes.fromhex(x["payload"]) == want[(x["ledger_id"], x["entry_id"])]
+
+
+def test_dump_offset_range_and_limit(sample):
+    log = sample.path("ledgers/current/0.log")
+    offsets = [x["offset"] for x in library_rows(log, payload="none")]
+    start, end = offsets[10], offsets[20]
+    rows = [json.loads(x) for x in run_cli("dump", log, "--offset", f"{start}:{end}", "--json", "--payload", "none").stdout.splitlines()]
+    assert [x["offset"] for x in rows] == offsets[10:20]
+    assert all("payload" not in x for x in rows)
+    # A range that starts inside a record reads from the next record on.
+    rows = [json.loads(x) for x in run_cli("dump", log, "--offset", f"{start + 1}:{end}", "--json").stdout.splitlines()]
+    assert [x["offset"] for x in rows] == offsets[11:20]
+    r = run_cli("dump", log, "--limit", "3")
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0 and len(lines) == 4 and lines[0].split()[:2] == ["offset", "fmt"]
+
+
+def test_dump_journal_records(sample):
+    r = run_cli("dump", sample.journal_dir, "--json", "--payload", "none")
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    types = Counter(x["record_type"] for x in rows)
+    assert types == Counter({"entry": 144, "ledger_key": 6, "fence": 1, "explicit_lac": 1})
+    lac = next(x for x in rows if x["record_type"] == "explicit_lac")
+    assert (lac["ledger_id"], lac["explicit_lac"]) == (1, 22)
+    assert all(len(bytes.fromhex(x["master_key"])) == 20 for x in rows if x["record_type"] == "ledger_key")
+
+
+def test_export_parquet_round_trips(sample, tmp_path):
+    out = tmp_path / "entries.parquet"
+    result = run_json("export", sample.root, "--to", out, "--metadata", sample.metadata_dir)
+    table = pq.read_table(out)
+    assert result["rows"] == table.num_rows and result["files"] == 3 and result["rows_with_errors"] == 2
+    assert table.schema.names[:2] == ["file", "file_kind"] and table.schema.names[-1] == "error"
+    logs = table.filter(pa.compute.equal(table.column("file_kind"), "entry_log"))
+    want = []
+    for rel in ("ledgers/current/0.log", "ledgers/current/1.log"):
+        want += library_rows(sample.path(rel), ledger_metadata=bkcodec.load_ledger_metadata_dir(sample.metadata_dir))
+    got = logs.select(["offset", "ledger_id", "entry_id", "payload", "digest_ok", "error"]).to_pylist()
+    assert got == [{k: w[k] for k in ("offset", "ledger_id", "entry_id", "payload", "digest_ok", "error")} for w in want]
+    journal = table.filter(pa.compute.equal(table.column("file_kind"), "journal"))
+    assert journal.num_rows == 152 and journal.column("log_id").null_count == journal.num_rows
+
+
+def test_export_partitioned_by_ledger(sample, tmp_path):
+    out = tmp_path / "by-ledger"
+    run_json("export", sample.path("ledgers/current/0.log"), "--to", out, "--partition-by", "ledger")
+    assert sorted(p.name for p in out.iterdir()) == [f"ledger_id={i}" for i in (1, 2, 3, 4, 7, 8)]
+    table = ds.dataset(out, partitioning="hive").to_table()
+    counts = Counter(table.column("ledger_id").to_pylist())
+    assert counts == {1: 12, 2: 12, 3: 12, 4: 12, 7: 12, 8: 12}
+    one = ds.dataset(out / "ledger_id=7").to_table()
+    assert set(one.column("scope_id").to_pylist()) == {5}
+
+
+def test_export_arrow_ipc_and_overwrite(sample, tmp_path):
+    out = tmp_path / "entries.arrow"
+    run_json("export", sample.journal_dir, "--to", out, "--payload", "none")
+    with pa.ipc.open_file(out) as f:
+        table = f.read_all()
+    assert table.num_rows == 152 and "payload" not in table.schema.names
+    assert_one_line_error(run_cli("export", sample.journal_dir, "--to", out), "already exists")
+    run_json("export", sample.journal_dir, "--to", out, "--overwrite")
+    with pa.ipc.open_file(out) as f:
+        assert "payload" in f.schema.names
+
+
+# ---- the golden corpus (files written by BookKeeper itself)
+
+
+def _golden_log_expectations(manifest: list[dict]) -> tuple[int, dict[int, int]]:
+    """Entries a scan finds and bytes per ledger (entry size + 4), from a manifest."""
+    per_ledger: dict[int, int] = defaultdict(int)
+    compact = [r for r in manifest if r["record"] == "entries_compact"]
+    if compact:
+        c = compact[0]
+        for lid, size in zip(c["ledger_ids"], c["entry_sizes"]):
+            per_ledger[lid] += size + 4
+        return c["count"], dict(per_ledger)
+    entries = [r for r in manifest if r["record"] == "entry" and r.get("complete_in_file", True)]
+    for r in entries:
+        per_ledger[r["ledger_id"]] += r["entry_size"] + 4
+    return len(entries), dict(per_ledger)
+
+
+def test_inspect_golden_entry_logs(golden):
+    root = golden("entrylogs")
+    files = by_relative_path(run_json("inspect", root)["files"], root)
+    maps = {"many_ledgers": "consistent", "multi_ledger": "consistent", "open_log": "absent", "torn_mid_entry_body": "unusable"}
+    for scenario, state in maps.items():
+        manifest = read_jsonl(root / f"{scenario}.jsonl")
+        file_rec = next(r for r in manifest if r["record"] == "file")
+        got = files[file_rec["path"]]
+        count, per_ledger = _golden_log_expectations(manifest)
+        assert got["entries"] == count, scenario
+        assert {r["ledger_id"]: r["bytes"] for r in got["ledger_bytes"]} == per_ledger, scenario
+        assert got["size"] == (root / file_rec["path"]).stat().st_size
+        assert got["torn_tail"] is (scenario == "torn_mid_entry_body")
+        m = got["ledgers_map"]
+        assert m["present"] is (state != "absent")
+        assert m["consistent"] is {"consistent": True, "absent": None, "unusable": None}[state]
+        header = next(r for r in manifest if r["record"] == "header")
+        assert got["header_ledgers_count"] == header["ledgers_count"]
+
+
+def test_inspect_golden_journals_and_last_marks(golden):
+    root = golden("journals")
+    files = by_relative_path(run_json("inspect", root)["files"], root)
+    names = {"master_key": "ledger_key"}
+    for version in ("v5", "v6"):
+        manifest = read_jsonl(root / f"{version}.jsonl")
+        file_rec = next(r for r in manifest if r["record"] == "file")
+        got = files[file_rec["path"]]
+        assert got["version"] == file_rec["header_version"]
+        replay = Counter(names.get(r["kind"], r["kind"]) for r in manifest if r["record"] == "replay")
+        assert got["records"] == dict(replay)
+        mark = next(r for r in manifest if r["record"] == "last_mark")
+        got_mark = files[mark["path"]]
+        assert (got_mark["journal_id"], got_mark["offset"]) == (mark["log_file_id"], mark["log_file_offset"])
+
+
+def test_inspect_golden_index_files(golden):
+    root = golden("index")
+    files = by_relative_path(run_json("inspect", root)["files"], root)
+    for want in read_jsonl(root / "index.jsonl"):
+        got = files[want["path"]]
+        assert got["ledger_id"] == want["ledger_id"]
+        assert got["entries"] == len(want["entries_written"])
+        assert got["fenced"] is bool(want["fenced_set"])
+        assert got["master_key"] == want["master_key_hex_expected"]
+
+
+def test_verify_golden(golden, tmp_path):
+    assert run_json("verify", golden("entrylogs", "multi_ledger"), golden("direct_entrylogs"))["clean"]
+    # A DUMMY ledger can only be named, never inferred.
+    many = golden("entrylogs", "many_ledgers")
+    assert run_json("verify", many, "--digest-type", "dummy")["summary"]["entries"] == 10001
+    assert run_json("verify", many, "--json", expect=1)["summary"]["failed_entries"] == 10001
+    # The torn log: one failure, the record the file ends inside.
+    manifest = read_jsonl(golden("entrylogs", "torn_mid_entry_body.jsonl"))
+    first_torn = next(r for r in manifest if r["record"] == "entry" and not r["complete_in_file"])
+    report = run_json("verify", golden("entrylogs", "torn_mid_entry_body"), expect=1)
+    [failure] = report["failures"]
+    assert (failure["problem"], failure["offset"]) == ("torn_record", first_torn["entry_pos"] - 4)
+    assert (failure["ledger_id"], failure["entry_id"]) == (first_torn["ledger_id"], first_torn["entry_id"])
+    # Journals: ledger 10 is CRC32C, ledger 11 HMAC: the password comes from the
+    # command line or from the ledger's metadata.
+    assert run_json("verify", golden("journals"), "--password", "secret")["summary"]["digest_ok"] == 28
+    md_dir = tmp_path / "metadata"
+    for lid, dt in ((10, "crc32c"), (11, "hmac")):
+        md = bkcodec.LedgerMetadata([(0, ["bk1:3181"])], digest_type=dt, password=b"secret")
+        path = md_dir / bkcodec.ledger_znode_path(lid).lstrip("/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(bkcodec.encode_ledger_metadata(md))
+    assert run_json("verify", golden("journals"), expect=1)["summary"]["failed_entries"] == 8
+    report = run_json("verify", golden("journals"), "--metadata", md_dir)
+    assert report["summary"]["digest_ok"] == 28
+
+
+# ---- errors: one line on stderr, exit 2
+
+
+def test_missing_file(tmp_path):
+    assert_one_line_error(run_subprocess("verify", tmp_path / "nope.log"), "nope.log", "no such file")
+    for cmd in ("inspect", "dump"):
+        assert_one_line_error(run_cli(cmd, tmp_path / "nope.log"), "nope.log", "no such file")
+    assert_one_line_error(run_cli("export", tmp_path / "nope", "--to", tmp_path / "x.parquet"), "no such file")
+
+
+def test_unknown_formats(tmp_path):
+    odd = tmp_path / "notes.bin"
+    odd.write_bytes(b"hello world")
+    assert_one_line_error(run_subprocess("inspect", odd), "unknown format")
+    log4j = tmp_path / "0.log"
+    log4j.write_text("2024-01-01 INFO bookie started\n")
+    assert_one_line_error(run_cli("verify", log4j), "unknown format", "BKLO")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "bookkeeper-server.log").write_text("INFO\n")
+    assert_one_line_error(run_cli("inspect", empty), "no bookie files")
+
+
+def test_wrong_kind_and_bad_options(sample, tmp_path):
+    assert_one_line_error(run_cli("dump", sample.path("ledgers/current/lastMark")), "last mark")
+    assert_one_line_error(run_cli("export", sample.journal_dir, "--to", tmp_path / "out.csv"), "unknown output format")
+    assert_one_line_error(
+        run_cli("export", sample.journal_dir, "--to", tmp_path / "d.arrow", "--partition-by", "ledger"), "Parquet"
+    )
+    assert_one_line_error(run_cli("verify", sample.root, "--metadata", tmp_path / "none"), "metadata")
+    # argparse's own usage errors also exit 2.
+    assert run_cli("dump", sample.journal_dir, "--entry", "5:3").returncode == 2
+    assert run_cli("verify", sample.root, "--digest-type", "md5").returncode == 2
+
+
+def test_damaged_files_are_findings_not_errors(tmp_path):
+    current = tmp_path / "current"
+    current.mkdir()
+    (current / "6.log").write_bytes(bytes(range(256)) * 8)  # binary, no BKLO: a wrecked header
+    (current / "7.log").write_bytes(b"")  # a brand-new log: its header is not flushed yet
+    (current / "9.idx").write_bytes(b"\x00\x01" * 50)
+    (current / "lastMark").write_bytes(b"\x00" * 10)
+    (current / "lastId").write_text("zz\n")
+    (current / "bookie.log").write_text("INFO not ours\n")  # not a hex name: never read
+    (current / "a.log").write_text("INFO a text file with a hex name\n")  # skipped in a walk
+    files = by_relative_path(run_json("inspect", tmp_path)["files"], tmp_path)
+    assert set(files) == {"current/6.log", "current/7.log", "current/9.idx", "current/lastMark", "current/lastId"}
+    for rel in ("current/6.log", "current/9.idx", "current/lastMark", "current/lastId"):
+        assert "error" in files[rel], rel
+    assert files["current/7.log"]["entries"] == 0 and "error" not in files["current/7.log"]
+    report = run_json("verify", tmp_path, expect=1)
+    problems = {Path(x["file"]).name: x["problem"] for x in report["failures"]}
+    assert problems == {"6.log": "file", "9.idx": "file", "lastMark": "file", "lastId": "file"}
+    # Named on the command line, a binary file with a wrecked header is still read.
+    assert run_json("verify", current / "6.log", expect=1)["failures"][0]["offset"] == 0
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_permission_denied(sample, tmp_path):
+    locked = tmp_path / "0.log"
+    shutil.copy(sample.path("ledgers/current/0.log"), locked)
+    locked.chmod(0)
+    try:
+        assert_one_line_error(run_subprocess("inspect", locked), "permission denied")
+    finally:
+        locked.chmod(0o644)
+
+
+# ---- the demo
+
+
+def test_demo_end_to_end(tmp_path):
+    out = tmp_path / "demo"
+    report = run_json("demo", "--dir", out)
+    assert report["check"]["ok"] is True and not report["check"]["missed"] and not report["check"]["unexpected"]
+    assert len(report["check"]["expected"]) == 2
+    parquet = Path(report["export"][0]["output"])
+    assert parquet.is_file() and pq.read_table(parquet).num_rows == report["export"][0]["rows"]
+    assert (out / "bookie" / MANIFEST_NAME).is_file()
+    assert_one_line_error(run_cli("demo", "--dir", out), "not empty")
+
+
+def test_demo_text_and_temporary_dir():
+    r = run_subprocess("demo")
+    assert r.returncode == 0, r.stderr
+    assert "check: verify found exactly the 2 planted problems" in r.stdout
+    parquet = next(ln.split(": ", 1)[1] for ln in r.stdout.splitlines() if ln.startswith("Parquet: "))
+    assert parquet.endswith("entries.parquet") and not Path(parquet).exists()  # removed without --keep
+
+
+def test_console_script_is_installed():
+    script = Path(sys.executable).with_name("bkcodec")
+    if not script.exists():
+        pytest.skip(f"no console script next to {sys.executable} (not installed from the wheel)")
+    r = subprocess.run([str(script), "ledger-id", "--json", "7"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and json.loads(r.stdout)["ledger_ids"][0]["index_path"] == "0/7/7.idx"
