@@ -86,17 +86,17 @@ def test_digest_audit_failures(spark, bookie):
 
 def test_jobs_run_for_real(bookie, tmp_path):
     ledgers = str(bookie.root / "ledgers")
-    # Three cold Spark starts at once rather than one after another.
+    # One after another: each is a cold Spark start, and two cores do not run three well.
     runs = {
-        "storage_report": job("storage_report", ledgers, "--master", "local[1]", "--output", str(tmp_path / "report"), "--format", "csv"),
-        "digest_audit": job(
-            "digest_audit", ledgers, "--master", "local[1]", "--password", PASSWORD, "--output", str(tmp_path / "audit")
-        ),
-        "export_parquet": job(
-            "export_parquet", str(bookie.logs["rolled"]), str(tmp_path / "export"), "--master", "local[1]", "--password", PASSWORD
-        ),
+        "storage_report": ["--output", str(tmp_path / "report"), "--format", "csv", ledgers],
+        "digest_audit": ["--password", PASSWORD, "--output", str(tmp_path / "audit"), ledgers],
+        "export_parquet": ["--password", PASSWORD, str(bookie.logs["rolled"]), str(tmp_path / "export")],
     }
-    results = {name: (p.wait(timeout=300), *p.communicate()) for name, p in runs.items()}
+    results = {}
+    for name, args in runs.items():
+        process = job(name, "--master", "local[1]", *args)
+        out, err = process.communicate(timeout=300)
+        results[name] = (process.returncode, out, err)
 
     code, out, err = results["storage_report"]
     assert code == 0, err
