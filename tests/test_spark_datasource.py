@@ -4,6 +4,8 @@ become flagged rows."""
 
 from __future__ import annotations
 
+import os
+
 import pyarrow as pa
 import pytest
 
@@ -127,6 +129,29 @@ def test_mixed_kinds_need_a_kind(spark, bookie):
         load(spark, str(bookie.root)).schema
     journals = load(spark, str(bookie.root), kind="journal")
     assert journals.select("file").distinct().count() == 1
+
+
+def test_ledger_metadata_verifies_every_ledger_with_its_own_digest(spark, tmp_path_factory):
+    from bkcodec.sample import make_bookie_dir
+
+    sample = make_bookie_dir(tmp_path_factory.mktemp("sample") / "bookie")
+    logs = str(sample.ledger_dir)
+    df = load(spark, logs, kind="entrylog", ledgerMetadata=str(sample.metadata_dir), payload="none")
+    expected = sorted_rows(
+        [
+            row
+            for path in bkcodec_spark.files.select_kind(bkcodec_spark.files.expand_paths(logs), "entrylog")[1]
+            for row in in_process("entrylog", path, ledger_metadata=str(sample.metadata_dir), payload="none")
+        ]
+    )
+    got = spark_rows(df)
+    assert got == expected
+    # DUMMY and HMAC ledgers included, only the planted damage fails.
+    bad = {
+        (os.path.relpath(r["file"], sample.root), r["offset"]) for r in got if r["error"] or r["digest_ok"] is False
+    }
+    assert bad == {(d.file, d.offset) for d in sample.damage}
+    assert {r["digest_type"] for r in got if r["digest_ok"]} == {"crc32", "crc32c", "hmac", "dummy"}
 
 
 @pytest.mark.golden

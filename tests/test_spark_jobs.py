@@ -22,6 +22,8 @@ from bkcodec_spark.jobs import digest_audit, storage_report  # noqa: E402
 pytestmark = pytest.mark.spark
 
 JOBS = ["storage_report", "digest_audit", "export_parquet"]
+# Short-lived JVMs start faster without the optimising JIT compiler.
+QUICK_JVM = "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1"
 
 
 @pytest.fixture(scope="module")
@@ -84,39 +86,55 @@ def test_digest_audit_failures(spark, bookie):
     assert per_file["2.log"].digest_failures == 1
 
 
-def test_jobs_run_for_real(bookie, tmp_path):
-    ledgers = str(bookie.root / "ledgers")
+def test_jobs_run_for_real(tmp_path):
+    from bkcodec.sample import make_bookie_dir
+
+    # The shared sample: every digest type (DUMMY and HMAC need the metadata), V2
+    # entries, a journal, and planted damage.
+    sample = make_bookie_dir(tmp_path / "bookie")
+    metadata = ["--ledger-metadata", str(sample.metadata_dir)]
+    rolled = sample.ledger_dir / "current" / "0.log"
     # One after another: each is a cold Spark start, and two cores do not run three well.
     runs = {
-        "storage_report": ["--output", str(tmp_path / "report"), "--format", "csv", ledgers],
-        "digest_audit": ["--password", PASSWORD, "--output", str(tmp_path / "audit"), ledgers],
-        "export_parquet": ["--password", PASSWORD, str(bookie.logs["rolled"]), str(tmp_path / "export")],
+        "storage_report": ["--output", str(tmp_path / "report"), "--format", "csv", str(sample.ledger_dir)],
+        "digest_audit": [*metadata, "--output", str(tmp_path / "audit"), str(sample.root)],
+        "export_parquet": [*metadata, str(rolled), str(tmp_path / "export")],
     }
     results = {}
     for name, args in runs.items():
-        process = job(name, "--master", "local[1]", *args)
+        process = job(name, "--master", "local[1]", "--conf", QUICK_JVM, *args)
         out, err = process.communicate(timeout=300)
         results[name] = (process.returncode, out, err)
 
     code, out, err = results["storage_report"]
     assert code == 0, err
-    report = ds.dataset(tmp_path / "report", format="csv").to_table()
-    assert set(report.column_names) >= {"file", "ledger_id", "bytes", "source"}
-    assert sum(b for b in report.column("bytes").to_pylist() if b) > 0
+    report = ds.dataset(tmp_path / "report", format="csv").to_table().to_pylist()
+    for log in sorted((sample.ledger_dir / "current").glob("*.log")):
+        sizes = bkcodec.ledgers_map(log)
+        rows = [r for r in report if r["file"] == str(log)]
+        assert {r["ledger_id"]: r["bytes"] for r in rows} == sizes.ledgers
+        assert {r["source"] for r in rows} == {sizes.source}
 
     code, out, err = results["digest_audit"]
-    assert code == 1, err  # failures found
+    assert code == 1, err  # the planted damage, and nothing else
     assert "failed verification" in out
     audit = ds.dataset(tmp_path / "audit", format="parquet").to_table().to_pylist()
-    assert {r["file"].rsplit("/", 1)[-1] for r in audit} == {"2.log", "3.log"}
+    assert {(os.path.relpath(r["file"], sample.root), r["offset"]) for r in audit} == {
+        (d.file, d.offset) for d in sample.damage
+    }
 
     code, out, err = results["export_parquet"]
     assert code == 0, err
     partitioning = ds.partitioning(pa.schema([("ledger_id", pa.int64())]), flavor="hive")
     exported = ds.dataset(tmp_path / "export", format="parquet", partitioning=partitioning).to_table()
-    expected = bkcodec.read_entry_log(bookie.logs["rolled"], password=PASSWORD).read_all()
+    expected = bkcodec.read_entry_log(rolled, ledger_metadata=str(sample.metadata_dir)).read_all()
     assert exported.num_rows == expected.num_rows
     partitions = [name for name in os.listdir(tmp_path / "export") if not name.startswith(("_", "."))]
-    assert sorted(partitions) == sorted(f"ledger_id={ledger}" for ledger in set(expected.column("ledger_id").to_pylist()))
-    by_key = {(r["ledger_id"], r["entry_id"]): r["payload"] for r in exported.to_pylist()}
-    assert by_key == {(r["ledger_id"], r["entry_id"]): r["payload"] for r in expected.to_pylist()}
+    assert sorted(partitions) == sorted({f"ledger_id={ledger}" for ledger in expected.column("ledger_id").to_pylist()})
+
+    def key(r):
+        return (r["scope_id"], r["ledger_id"], r["entry_id"])
+
+    assert {key(r): (r["payload"], r["digest_ok"]) for r in exported.to_pylist()} == {
+        key(r): (r["payload"], r["digest_ok"]) for r in expected.to_pylist()
+    }

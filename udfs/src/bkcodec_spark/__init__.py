@@ -8,6 +8,7 @@
 - `arrow_types`: the conversion that keeps Arrow types Spark refuses out of its batches.
 """
 
+from bkcodec_spark.datasource import BookKeeperDataSource
 from bkcodec_spark.arrow_types import SparkSafeTypeError, spark_safe_schema, spark_safe_type, to_spark_safe
 from bkcodec_spark.entries import (
     EntryDecoder,
@@ -26,6 +27,7 @@ from bkcodec_spark.functions import (
 )
 
 __all__ = [
+    "BookKeeperDataSource",
     "SparkSafeTypeError",
     "spark_safe_schema",
     "spark_safe_type",

@@ -34,9 +34,6 @@ __all__ = [
 
 ArrowFunction = Callable[..., pa.Array]
 
-# A location packs the entry log id into the high 32 bits and the offset of the
-# entry bytes in that log into the low 32 (what indexes store); 0 means no entry.
-_LOCATION_OFFSET_MASK = 0xFFFFFFFF
 _LEDGER_ID_TYPE = pa.struct([pa.field("scope_id", pa.int64()), pa.field("ledger_id", pa.int64())])
 
 
@@ -187,15 +184,13 @@ def location_offset_udf(location: Column | str, *, engine: str | None = None) ->
 
 
 def _location_function(part: str, engine):
+    half = 0 if part == "log_id" else 1
+
     def split(locations: pa.Array) -> pa.Array:
-        # Both halves are unsigned 32-bit values: shift the bits, not the signed number.
-        bits = _int64(locations).cast(pa.uint64(), safe=False)
-        present = pc.not_equal(bits, pa.scalar(0, pa.uint64()))
-        if part == "log_id":
-            half = pc.shift_right(bits, pa.scalar(32, pa.uint64()))
-        else:
-            half = pc.bit_wise_and(bits, pa.scalar(_LOCATION_OFFSET_MASK, pa.uint64()))
-        return pc.if_else(present, half, None).cast(pa.int64())
+        values = _int64(locations).to_pylist()
+        return pa.array(
+            [None if v is None or v == 0 else bkcodec.split_location(v)[half] for v in values], pa.int64()
+        )
 
     return vectorized_udf(split, pa.int64(), engine)
 

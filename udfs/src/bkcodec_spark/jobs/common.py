@@ -13,23 +13,31 @@ from bkcodec_spark import files
 OUTPUT_FORMATS = ("parquet", "csv", "json")
 
 
-def spark_session(app_name: str, master: str | None = None) -> SparkSession:
-    """The session: spark-submit's when run by it, else a local one (`--master`, default local[*])."""
+def spark_session(app_name: str, master: str | None = None, conf: list[str] | None = None) -> SparkSession:
+    """The session: spark-submit's when run by it, else a local one (`--master`, default local[*]).
+
+    `conf` holds `KEY=VALUE` settings (`--conf`); when the job starts Spark itself they
+    apply from the start, driver JVM options included.
+    """
     from pyspark import SparkConf
 
     # Python workers must run this interpreter, the one where bkcodec is installed.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
-    conf = SparkConf()
-    if master is None and not conf.contains("spark.master"):
+    submitted = SparkConf()  # what spark-submit (or spark-defaults.conf) set
+    if master is None and not submitted.contains("spark.master"):
         master = "local[*]"
     if master is not None:
         builder = builder.master(master)
-    if master is not None and master.startswith("local") and not conf.contains("spark.sql.shuffle.partitions"):
+    if master is not None and master.startswith("local") and not submitted.contains("spark.sql.shuffle.partitions"):
         # One machine: a few shuffle partitions per core, not the cluster default of 200.
         builder = builder.config("spark.sql.shuffle.partitions", str(2 * (os.cpu_count() or 1)))
-        builder = builder.config("spark.ui.enabled", conf.get("spark.ui.enabled", "false"))
-    session = builder.config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate()
+        builder = builder.config("spark.ui.enabled", submitted.get("spark.ui.enabled", "false"))
+    builder = builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
+    for setting in conf or []:
+        key, _, value = setting.partition("=")
+        builder = builder.config(key.strip(), value)
+    session = builder.getOrCreate()
     session.sparkContext.setLogLevel(os.environ.get("BKCODEC_SPARK_LOG_LEVEL", "WARN"))
     return session
 
@@ -37,7 +45,16 @@ def spark_session(app_name: str, master: str | None = None) -> SparkSession:
 def parser(description: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--master", help="Spark master when not run by spark-submit (default: local[*])")
+    p.add_argument(
+        "--conf", action="append", default=[], metavar="KEY=VALUE", type=_setting, help="a Spark setting (repeatable)"
+    )
     return p
+
+
+def _setting(text: str) -> str:
+    if "=" not in text or not text.partition("=")[0].strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, not {text!r}")
+    return text
 
 
 def add_read_arguments(p: argparse.ArgumentParser, kinds: tuple[str, ...] = ("auto", "entrylog", "journal")) -> None:
@@ -52,6 +69,11 @@ def add_read_arguments(p: argparse.ArgumentParser, kinds: tuple[str, ...] = ("au
         help="the ledgers' digest type (default: inferred per ledger)",
     )
     p.add_argument("--password", default="", help="the ledgers' password (HMAC digests)")
+    p.add_argument(
+        "--ledger-metadata",
+        metavar="DIR",
+        help="a dump of the ledgers' metadata znodes: each ledger's own digest type and password",
+    )
     p.add_argument("--split-size", default="128m", help="read entry logs larger than this in parallel ranges")
 
 
@@ -77,6 +99,7 @@ def bookkeeper_reader(spark: SparkSession, args: argparse.Namespace, kind: str, 
         .option("digestType", args.digest_type)
         .option("password", args.password)
         .option("splitSize", args.split_size)
+        .option("ledgerMetadata", args.ledger_metadata or "")
     )
     for key, value in options.items():
         reader = reader.option(key, value)

@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     common.add_output_arguments(p)
     args = p.parse_args(argv)
     kinds = common.entry_kinds(args)
-    spark = common.spark_session("bkcodec digest audit", args.master)
+    spark = common.spark_session("bkcodec digest audit", args.master, args.conf)
     per_kind = [
         common.bookkeeper_reader(spark, args, kind, verify="true", payload="none").load(list(args.paths)).cache()
         for kind in kinds

@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-scan", action="store_true", help="use ledgers maps only; list logs without one")
     common.add_output_arguments(p)
     args = p.parse_args(argv)
-    spark = common.spark_session("bkcodec storage report", args.master)
+    spark = common.spark_session("bkcodec storage report", args.master, args.conf)
     report = storage_report(spark, list(args.paths), password=args.password, scan=not args.no_scan).cache()
     per_ledger(report).show(args.show, truncate=False)
     report.orderBy("file", "ledger_id").show(args.show, truncate=False)
