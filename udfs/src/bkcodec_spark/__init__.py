@@ -8,8 +8,8 @@
 - `arrow_types`: the conversion that keeps Arrow types Spark refuses out of its batches.
 """
 
-from bkcodec_spark.datasource import BookKeeperDataSource
 from bkcodec_spark.arrow_types import SparkSafeTypeError, spark_safe_schema, spark_safe_type, to_spark_safe
+from bkcodec_spark.datasource import BookKeeperDataSource
 from bkcodec_spark.entries import (
     EntryDecoder,
     MapInArrow,

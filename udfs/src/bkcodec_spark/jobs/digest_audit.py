@@ -7,7 +7,8 @@ entries whose digest does not match and regions bkcodec could not read as entrie
 0 when every entry verified, 1 when there are failures, 2 on bad arguments.
 
     python -m bkcodec_spark.jobs.digest_audit /data/bookie --digest-type crc32c
-    spark-submit -m ... bkcodec_spark/jobs/digest_audit.py 'hdfs-mounted/*/current/*.log' --output audit/
+    spark-submit --master yarn "$(python -c 'import bkcodec_spark.jobs.digest_audit as m; print(m.__file__)')" \
+        '/mnt/bookies/*/ledgers/current/*.log' --output audit/
 """
 
 from __future__ import annotations
