@@ -40,9 +40,10 @@ def entries(ledger_id: int, digest: str, count: int, size: int = 700) -> list[by
     for entry_id in range(count):
         payload = bytes((entry_id + i + ledger_id) % 251 for i in range(size * (1 + entry_id % 4)))
         length += len(payload)
-        out.append(
-            bkcodec.encode_entry(ledger_id, entry_id, entry_id - 1, length, payload, digest_type=digest, password=PASSWORD)
+        raw = bkcodec.encode_entry(
+            ledger_id, entry_id, entry_id - 1, length, payload, digest_type=digest, password=PASSWORD
         )
+        out.append(raw)
     return out
 
 

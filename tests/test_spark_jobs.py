@@ -51,23 +51,24 @@ def test_help(name):
 
 def test_storage_report_with_and_without_scan(spark, bookie):
     logs = [str(bookie.root / "ledgers")]
-    report = {(r.file.rsplit("/", 1)[-1], r.ledger_id): r for r in storage_report.storage_report(spark, logs, password=PASSWORD).collect()}
+    rows = storage_report.storage_report(spark, logs, password=PASSWORD).collect()
+    report = {(r.file.rsplit("/", 1)[-1], r.ledger_id): r for r in rows}
     # The rolled log's map, exactly as bkcodec reads it.
     sizes = bkcodec.ledgers_map(bookie.logs["rolled"])
     assert sizes.source == "map"
     assert {ledger: report[("0.log", ledger)].bytes for ledger in sizes.ledgers} == sizes.ledgers
     assert {report[("0.log", ledger)].source for ledger in sizes.ledgers} == {"map"}
     # The open log has no map: its entries were counted.
-    assert report[("1.log", 5)].source == "scan" and report[("1.log", 5)].bytes == bkcodec.ledgers_map(
-        bookie.logs["open"]
-    ).ledgers[5]
+    counted = bkcodec.ledgers_map(bookie.logs["open"])
+    assert counted.source == "scan"
+    assert report[("1.log", 5)].source == "scan" and report[("1.log", 5)].bytes == counted.ledgers[5]
     # The garbage file is a row with a note, not a failed job.
     assert report[("3.log", None)].bytes is None and report[("3.log", None)].note
 
     maps_only = storage_report.storage_report(spark, logs, password=PASSWORD, scan=False)
-    rows = {r.file.rsplit("/", 1)[-1]: r for r in maps_only.where("ledger_id IS NULL").collect()}
-    assert "never rolled" in rows["1.log"].note and rows["1.log"].source is None
-    assert "unusable" in rows["2.log"].note  # its map was torn off
+    unsized = {r.file.rsplit("/", 1)[-1]: r for r in maps_only.where("ledger_id IS NULL").collect()}
+    assert "never rolled" in unsized["1.log"].note and unsized["1.log"].source is None
+    assert "unusable" in unsized["2.log"].note  # its map was torn off
     assert maps_only.where("source = 'scan'").count() == 0
 
     totals = {r.ledger_id: r.bytes for r in storage_report.per_ledger(maps_only).collect()}
@@ -75,7 +76,8 @@ def test_storage_report_with_and_without_scan(spark, bookie):
 
 
 def test_digest_audit_failures(spark, bookie):
-    entries = spark.read.format("bookkeeper").option("password", PASSWORD).load(str(bookie.root / "ledgers" / "current" / "*.log"))
+    logs = str(bookie.root / "ledgers" / "current" / "*.log")
+    entries = spark.read.format("bookkeeper").option("password", PASSWORD).load(logs)
     failed = digest_audit.failures(entries).collect()
     files = {r.file.rsplit("/", 1)[-1] for r in failed}
     assert files == {"2.log", "3.log"}

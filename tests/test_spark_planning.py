@@ -112,7 +112,13 @@ def test_bad_sizes(text):
 
 def test_plan_from_options(bookie):
     plan = ReadPlan.from_options(
-        {"path": str(bookie / "ledgers"), "kind": "entrylog", "digestType": "CRC32C", "splitSize": "1k", "verify": "False"}
+        {
+            "path": str(bookie / "ledgers"),
+            "kind": "entrylog",
+            "digestType": "CRC32C",
+            "splitSize": "1k",
+            "verify": "False",
+        }
     )
     assert plan.kind == "entrylog"
     assert plan.options == files.ReadOptions(digest_type="crc32c", password="", verify=False, payload="binary")

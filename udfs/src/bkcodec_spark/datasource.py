@@ -142,7 +142,7 @@ class BookKeeperReader(DataSourceReader):
             yield self._error_row(split, error)
 
     def _with_file(self, batch: pa.RecordBatch, path: str) -> pa.RecordBatch:
-        columns = {"file": pa.array([path] * batch.num_rows, pa.string())}
+        columns = {"file": pa.repeat(pa.scalar(path, pa.string()), batch.num_rows)}
         for name in batch.schema.names:
             columns[name] = batch.column(name)
         arrays = [

@@ -22,7 +22,14 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-__all__ = ["EntryDecoder", "MapInArrow", "decode_entries", "decode_entries_in_arrow", "entry_arrow_schema", "entry_schema"]
+__all__ = [
+    "EntryDecoder",
+    "MapInArrow",
+    "decode_entries",
+    "decode_entries_in_arrow",
+    "entry_arrow_schema",
+    "entry_schema",
+]
 
 
 PayloadMode = Literal["binary", "binary_view", "none"]
@@ -129,7 +136,10 @@ def decode_entries_in_arrow(
         raise ValueError(f"no column {column!r} in {df.columns}")
     if not isinstance(df.schema[column].dataType, BinaryType):
         raise TypeError(f"column {column!r} must be binary, not {df.schema[column].dataType.simpleString()}")
-    kept = tuple(name for name in df.columns if name != column) if keep == "*" else tuple([keep] if isinstance(keep, str) else keep)
+    if keep == "*":
+        kept = tuple(name for name in df.columns if name != column)
+    else:
+        kept = (keep,) if isinstance(keep, str) else tuple(keep)
     missing = [name for name in kept if name not in df.columns]
     if missing:
         raise ValueError(f"keep names columns that are not in the DataFrame: {missing}")

@@ -1,10 +1,10 @@
 """Digest audit: verify every entry in entry logs and journals, and list the failures.
 
 Every entry in the entry logs and journals the paths name is checked as BookKeeper's
-reader does (length, digest). Failures are
-entries whose digest does not match and regions bkcodec could not read as entries
-(torn tails, bad sizes, garbage), each with its file and byte offset. Exit status:
-0 when every entry verified, 1 when there are failures, 2 on bad arguments.
+reader does (length, digest). Failures are entries whose digest does not match and
+regions bkcodec could not read as entries (torn tails, bad sizes, garbage, files that
+are not bookie files), each with its file and byte offset. Exit status: 0 when every
+entry verified, 1 when there are failures, 2 on bad arguments.
 
     python -m bkcodec_spark.jobs.digest_audit /data/bookie --digest-type crc32c
     spark-submit --master yarn "$(python -c 'import bkcodec_spark.jobs.digest_audit as m; print(m.__file__)')" \
@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     per_file = reduce(DataFrame.unionByName, [summary(entries) for entries in per_kind]).orderBy("file")
     per_file.show(args.show, truncate=False)
-    failed = reduce(DataFrame.unionByName, [failures(entries) for entries in per_kind]).orderBy("file", "offset").cache()
+    failed = reduce(DataFrame.unionByName, [failures(entries) for entries in per_kind])
+    failed = failed.orderBy("file", "offset").cache()
     count = failed.count()
     if count:
         print(f"{count} entries or regions failed verification:")

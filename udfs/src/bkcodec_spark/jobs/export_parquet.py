@@ -44,7 +44,8 @@ def main(argv: list[str] | None = None) -> int:
         entries = entries.where(F.col("error").isNull() & ~F.col("digest_ok").eqNullSafe(F.lit(False)))
     entries.write.mode(args.mode).partitionBy("ledger_id").parquet(args.output)
     written = spark.read.parquet(args.output)
-    print(f"{written.count()} rows in {written.select('ledger_id').distinct().count()} ledger partitions: {args.output}")
+    ledgers = written.select("ledger_id").distinct().count()
+    print(f"{written.count()} rows in {ledgers} ledger partitions: {args.output}")
     spark.stop()
     return 0
 
