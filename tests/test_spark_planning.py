@@ -153,3 +153,11 @@ def test_spark_finds_the_format_by_module_name():
     from pyspark_bookkeeper import DefaultSource
 
     assert DefaultSource.name() == "bookkeeper"
+
+
+def test_relative_paths_become_absolute(bookie, monkeypatch):
+    monkeypatch.chdir(bookie / "ledgers")
+    assert files.expand_paths("current/*.log") == [
+        str(bookie / "ledgers/current/0.log"),
+        str(bookie / "ledgers/current/1a.log"),
+    ]

@@ -97,13 +97,15 @@ def expand_paths(paths: str | Iterable[str]) -> list[str]:
     """Files named by `paths`: files, directories (walked) and globs, sorted, no repeats.
 
     `paths` is one path or several; a string holding a JSON list (as Spark passes
-    `load([...])`) counts as several. A `file:` URI prefix is dropped.
+    `load([...])`) counts as several. A `file:` URI prefix is dropped, and relative
+    paths are made absolute.
     """
     if isinstance(paths, str):
         paths = json.loads(paths) if paths.startswith("[") else [paths]
     found: dict[str, None] = {}
     for given in paths:
-        given = _local(given)
+        # Absolute, so the splits name the same files wherever they are read.
+        given = os.path.abspath(os.path.expanduser(_local(given)))
         matches = sorted(glob.glob(given, recursive=True)) if glob.has_magic(given) else [given]
         if not matches:
             raise FileNotFoundError(f"no file matches {given}")
