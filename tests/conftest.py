@@ -1,9 +1,12 @@
-"""Shared fixtures: the golden corpus (skipped with a reason when absent)."""
+"""Shared fixtures: the golden corpus (skipped with a reason when absent) and one
+local SparkSession for the Spark tests."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,3 +35,34 @@ def read_jsonl(path: Path) -> list[dict]:
 @pytest.fixture
 def golden():
     return golden_path
+
+
+# Spark: one local session for the whole test run (a cold start takes seconds).
+
+
+@pytest.fixture(scope="session")
+def spark():
+    pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'bkcodec[spark]')")
+    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs a Java runtime (java on PATH or JAVA_HOME)")
+    # Python workers must run this interpreter, where bkcodec is installed.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("bkcodec-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        # Tiny data: a JVM without the optimising JIT compiler starts and runs it faster.
+        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -517,3 +517,71 @@ fn records_that_never_confirm_are_all_read() {
         assert_eq!((found.entries.len(), found.gaps.len()), (3050, 0));
     }
 }
+
+/// A small size field (zero included) on the last entry of a log, in front of the
+/// ledgers map or the end of the file: the entries before are kept, the record is
+/// one damage span ending where the map starts, the map is still the map, and no
+/// entry is framed out of the damaged bytes.
+fn check_damaged_last_entry(bytes: &[u8], opts: &ScanOptions, label: &str) {
+    let recs = clean_records(bytes);
+    let map_at = recs.iter().position(|r| r.bytes[4] == 0xFF).unwrap_or(recs.len());
+    let victim = &recs[map_at - 1];
+    for size in [0u32, 1, 3, 31] {
+        let damaged = with_size(bytes, victim.offset, size);
+        let label = format!("{label}: last entry at {} size -> {size}", victim.offset);
+        let found = scan(&damaged, opts);
+        for r in recs.iter().filter(|r| r.offset != victim.offset) {
+            assert!(found.has(r.offset, &r.bytes), "{label}: lost record at {}", r.offset);
+        }
+        let spans: Vec<(u64, u64)> = found.damage().iter().map(|g| (g.offset, g.end())).collect();
+        let reframed = found.entries.iter().any(|(o, b, re)| *o == victim.offset && *re && b[4..] == victim.bytes[4..]);
+        if reframed {
+            assert!(spans.is_empty(), "{label}: {spans:?}");
+        } else {
+            assert_eq!(spans, vec![(victim.offset, victim.end())], "{label}");
+        }
+        assert_eq!(found.entries.len(), recs.len() - usize::from(!reframed), "{label}: an entry framed from damage");
+        tile_check(&damaged, opts, &[victim.offset, victim.end()], &label);
+    }
+}
+
+#[test]
+fn damaged_last_size_before_the_ledgers_map() {
+    for seed in 0..40 {
+        let count = 1 + (seed % 25) as usize;
+        for rolled in [true, false] {
+            let bytes = sample_log(seed, count, rolled);
+            let label = format!("seed {seed} rolled {rolled}");
+            check_damaged_last_entry(&bytes, &ScanOptions::new(), &label);
+            check_damaged_last_entry(&bytes, &digests(), &label);
+        }
+    }
+}
+
+#[test]
+fn golden_log_with_damaged_last_size() {
+    let Some(dir) = golden("entrylogs") else { return };
+    let src = ByteSource::open(dir.join("multi_ledger/current/0.log")).unwrap();
+    check_damaged_last_entry(src.bytes(), &ScanOptions::new(), "golden");
+    check_damaged_last_entry(src.bytes(), &ScanOptions::new().with_digest(DigestType::Crc32c, b""), "golden");
+}
+
+/// A size field whose first bytes are 0xF0 (a negative size) is damage from its
+/// first byte, not a byte of padding followed by damage.
+#[test]
+fn size_field_starting_with_fill_bytes() {
+    let bytes = sample_log(6, 20, true);
+    let recs = clean_records(&bytes);
+    for r in recs.iter().filter(|r| r.bytes[4] != 0xFF).step_by(3) {
+        for size in [0xF0FF_FFFFu32, 0xF0F0_0001, 0xF0F0_F012] {
+            let damaged = with_size(&bytes, r.offset, size);
+            let label = format!("record at {} size -> {size:#x}", r.offset);
+            let found = scan(&damaged, &ScanOptions::new());
+            for o in recs.iter().filter(|o| o.offset != r.offset) {
+                assert!(found.has(o.offset, &o.bytes), "{label}: lost record at {}", o.offset);
+            }
+            assert!(found.gaps.iter().all(|g| g.kind.is_damage()), "{label}: {:?}", found.gaps);
+            assert_eq!(found.gaps.first().map(|g| g.offset), Some(r.offset), "{label}: {:?}", found.gaps);
+        }
+    }
+}

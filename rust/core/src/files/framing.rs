@@ -55,9 +55,11 @@ const MAX_DIGEST_RESCUE: usize = 64 * 1024;
 const SYNC_CHAIN: u32 = 2;
 /// Records after an accepted record that are checked before searching inside it.
 const ACCEPT_CHAIN: u32 = 2;
-/// Two real records never start closer than this (a size field and a 32-byte
-/// header), so of two plausible records starting closer, one is a shifted view.
-const SHIFT_WINDOW: usize = 36;
+/// The smallest record, size field included: a size field and a 32-byte header.
+const MIN_RECORD_SPAN: usize = 36;
+/// Two real records never start closer than this, so of two plausible records
+/// starting closer, one is a shifted view.
+const SHIFT_WINDOW: usize = MIN_RECORD_SPAN;
 /// Records followed when checking whether records end exactly at a position.
 const MAX_TILING_RECORDS: usize = 64;
 /// Direct-I/O writers pad to this boundary.
@@ -270,8 +272,15 @@ impl Chain {
             return Some(self.zero_gap(f, data, p));
         }
         if let Some(fill) = F::FILL {
-            if data[p] == fill {
-                let end = first_not(data, p, len, fill);
+            let end = if data[p] == fill { first_not(data, p, len, fill) } else { p };
+            // One to three fill bytes that stop short of a block boundary, with no
+            // record after them, are the first bytes of a damaged size field, not
+            // padding: damage starts here.
+            let size_field = end - p < 4
+                && end != len
+                && end & (PADDING_BLOCK - 1) != 0
+                && !self.plausible_at(f, data, end);
+            if end > p && !size_field {
                 // Four fill bytes in the middle of a block may be a size field
                 // overwritten in front of an intact entry.
                 if end - p == 4 && end & (PADDING_BLOCK - 1) != 0 {
@@ -400,15 +409,29 @@ impl Chain {
                 return Step::Record { offset: p, end: r, kind, reframed: true };
             }
         }
+        // Fewer zeros than the smallest record are no zeroed record of their own:
+        // they are a zeroed size field and the leading zero bytes of the header it
+        // framed (small ids), so the record is one damaged span.
+        let part_of_record = z - p < MIN_RECORD_SPAN;
         Step::Gap(match found {
             Some(r) if r <= z => {
                 self.pos = r;
                 gap(p, r, GapKind::Zeros)
             }
+            Some(r) if part_of_record => {
+                self.pos = r;
+                gap(p, r, GapKind::BadSize)
+            }
             Some(r) => {
                 self.pos = r;
                 self.pending[0] = Some(gap(z, r, GapKind::Garbage));
                 gap(p, z, GapKind::Zeros)
+            }
+            None if part_of_record => {
+                // (A record that seems torn just after these zeros is a shifted view of
+                // the damaged header.)
+                self.done = true;
+                gap(p, len, GapKind::BadSize)
             }
             None => {
                 self.done = true;

@@ -38,7 +38,7 @@ impl<'a> IndexHeader<'a> {
         let signature = slice_at(head, 0, 4)
             .map_err(|e| e.with_detail(format!("index file of {} bytes has no signature", data.len())))?;
         if signature != MAGIC {
-            return Err(Error::corrupt(0, format!("index signature is {signature:02x?}, expected \"BKLE\"")));
+            return Err(crate::files::bad_magic("index signature", signature, &MAGIC));
         }
         let version = i32_at(head, 4).map_err(|e| e.with_detail("index header ends before its version"))?;
         if version > CURRENT_VERSION {

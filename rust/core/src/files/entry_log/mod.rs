@@ -82,7 +82,7 @@ impl EntryLogHeader {
         let head = slice_at(data, 0, HEADER_FIELDS_LEN)
             .map_err(|e| e.with_detail(format!("entry log of {} bytes is shorter than its header fields", data.len())))?;
         if head[..4] != MAGIC {
-            return Err(Error::corrupt(0, format!("entry log magic is {:02x?}, expected \"BKLO\"", &head[..4])));
+            return Err(crate::files::bad_magic("entry log magic", &head[..4], &MAGIC));
         }
         let version = i32_at(data, 4)?;
         if !(0..=1).contains(&version) {

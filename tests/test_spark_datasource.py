@@ -1,0 +1,179 @@
+"""`spark.read.format("bookkeeper")` gives the rows bkcodec's readers give in-process,
+on a generated bookie directory and the golden corpus; damaged and unreadable files
+become flagged rows."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pytest
+
+import bkcodec
+from bookie_sample import PASSWORD, entries, make_bookie
+from conftest import golden_path
+
+bkcodec_spark = pytest.importorskip("bkcodec_spark")
+if not hasattr(bkcodec, "read_entry_log"):
+    pytest.skip("this bkcodec build has no file readers", allow_module_level=True)
+
+pytestmark = pytest.mark.spark
+
+# Spark accepts these, and nothing else reaches it from the data source.
+SPARK_TYPES = (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.bool_(), pa.string(), pa.binary())
+
+
+@pytest.fixture(scope="module")
+def bookie(tmp_path_factory):
+    return make_bookie(tmp_path_factory.mktemp("bookie"))
+
+
+def load(spark, path, **options):
+    reader = spark.read.format("bookkeeper")
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return reader.load(path if isinstance(path, str) else [str(p) for p in path])
+
+
+def in_process(kind, path, **arguments) -> list[dict]:
+    """The rows bkcodec gives for a whole file, with the data source's `file` column."""
+    if kind == "index":
+        table = bkcodec.read_index(path).read_all()
+    else:
+        read = bkcodec.read_entry_log if kind == "entrylog" else bkcodec.read_journal
+        table = read(path, on_error="flag", **arguments).read_all()
+    return [{"file": str(path), **row} for row in table.to_pylist()]
+
+
+def sorted_rows(rows: list[dict]) -> list[dict]:
+    return sorted(rows, key=lambda r: (r["file"], r.get("offset") or -1, r.get("entry_id") or -1))
+
+
+def spark_rows(df) -> list[dict]:
+    table = df.toArrow()
+    assert all(f.type in SPARK_TYPES for f in table.schema), table.schema
+    return sorted_rows(table.to_pylist())
+
+
+def without_error_column(rows, expected_columns):
+    return [{k: v for k, v in r.items() if k in expected_columns} for r in rows]
+
+
+def test_entry_logs_in_byte_ranges_equal_the_readers(spark, bookie):
+    logs = [bookie.logs[name] for name in ("rolled", "open", "damaged")]
+    # 0.log is ~100 KiB: 16k splits read it in several ranges, each record once.
+    df = load(spark, logs, splitSize="16k", password=PASSWORD)
+    assert df.rdd.getNumPartitions() > len(logs)
+    expected = sorted_rows([row for log in logs for row in in_process("entrylog", log, password=PASSWORD)])
+    got = spark_rows(df)
+    assert got == expected
+    assert df.columns[:5] == ["file", "log_id", "offset", "location", "record_size"]
+    assert df.columns[-1] == "error"
+
+
+def test_format_found_by_name_and_kind_from_file_names(spark, bookie):
+    # No register call: the `pyspark_bookkeeper` module's DefaultSource is found.
+    journal = load(spark, str(bookie.root / "journal"))
+    assert "record_type" in journal.columns
+    assert spark_rows(journal) == sorted_rows(in_process("journal", bookie.journal))
+    kinds = {r["record_type"] for r in journal.select("record_type").collect()}
+    assert {"ledger_key", "entry", "fence", "explicit_lac"} <= kinds
+
+
+def test_index_files(spark, bookie):
+    df = load(spark, str(bookie.root / "ledgers" / "current" / "**" / "*.idx"))
+    got = spark_rows(df)
+    expected = sorted_rows(in_process("index", bookie.index))
+    assert without_error_column(got, expected[0].keys()) == expected
+    assert all(r["error"] is None for r in got)
+    assert [(r["log_id"], r["offset"]) for r in got] == [
+        bkcodec.split_location(bookie.locations[(1, e)]) for e in range(12)
+    ]
+
+
+def test_damage_is_flagged_rows_and_good_rows_survive(spark, bookie):
+    df = load(spark, str(bookie.root / "ledgers" / "current" / "*.log"), password=PASSWORD, payload="none")
+    rows = spark_rows(df)
+    by_file: dict[str, list[dict]] = {}
+    for r in rows:
+        by_file.setdefault(r["file"].rsplit("/", 1)[-1], []).append(r)
+    assert set(by_file) == {"0.log", "1.log", "2.log", "3.log"}
+    # The garbage file: one row naming it, with the reader's error.
+    (garbage,) = by_file["3.log"]
+    assert garbage["error"] and garbage["ledger_id"] is None
+    # The damaged log: the flipped entry fails its digest, the torn tail is a flagged span,
+    # and the entries around them are intact.
+    damaged = by_file["2.log"]
+    flipped = [r for r in damaged if r["digest_ok"] is False]
+    assert [r["location"] & 0xFFFFFFFF for r in flipped] == [bookie.flipped_offset]
+    assert any(r["error"] and r["ledger_id"] is None for r in damaged)
+    assert sum(r["digest_ok"] is True for r in damaged) == 3
+    # Every entry of the good logs verified, with its digest type inferred.
+    assert all(r["digest_ok"] and r["error"] is None for r in by_file["0.log"] + by_file["1.log"])
+    assert {r["digest_type"] for r in by_file["0.log"]} == {"crc32c", "crc32", "hmac"}
+
+
+def test_options_digest_verify_payload(spark, bookie):
+    log = str(bookie.logs["rolled"])
+    named = spark_rows(load(spark, log, digestType="crc32c", verify="false", payload="none"))
+    assert "payload" not in named[0]
+    assert named == sorted_rows(in_process("entrylog", log, digest_type="crc32c", verify=False, payload="none"))
+    views = load(spark, log, payload="binary_view", password=PASSWORD).where("ledger_id = 1 AND entry_id = 2")
+    (row,) = views.select("payload").collect()
+    raw = entries(1, "crc32c", 12)[2]
+    assert bytes(row.payload) == bytes(bkcodec.decode_entry(raw, digest_type="crc32c").payload)
+
+
+def test_mixed_kinds_need_a_kind(spark, bookie):
+    with pytest.raises(Exception, match="cannot tell which kind"):
+        load(spark, str(bookie.root)).schema
+    journals = load(spark, str(bookie.root), kind="journal")
+    assert journals.select("file").distinct().count() == 1
+
+
+def test_ledger_metadata_verifies_every_ledger_with_its_own_digest(spark, tmp_path_factory):
+    from bkcodec.sample import make_bookie_dir
+
+    sample = make_bookie_dir(tmp_path_factory.mktemp("sample") / "bookie")
+    logs = str(sample.ledger_dir)
+    df = load(spark, logs, kind="entrylog", ledgerMetadata=str(sample.metadata_dir), payload="none")
+    expected = sorted_rows(
+        [
+            row
+            for path in bkcodec_spark.files.select_kind(bkcodec_spark.files.expand_paths(logs), "entrylog")[1]
+            for row in in_process("entrylog", path, ledger_metadata=str(sample.metadata_dir), payload="none")
+        ]
+    )
+    got = spark_rows(df)
+    assert got == expected
+    # DUMMY and HMAC ledgers included, only the planted damage fails.
+    bad = {
+        (os.path.relpath(r["file"], sample.root), r["offset"]) for r in got if r["error"] or r["digest_ok"] is False
+    }
+    assert bad == {(d.file, d.offset) for d in sample.damage}
+    assert {r["digest_type"] for r in got if r["digest_ok"]} == {"crc32", "crc32c", "hmac", "dummy"}
+
+
+@pytest.mark.golden
+@pytest.mark.parametrize(
+    "kind, parts",
+    [
+        ("entrylog", ("entrylogs",)),
+        ("entrylog", ("direct_entrylogs",)),
+        ("journal", ("journals",)),
+        ("index", ("index",)),
+    ],
+)
+def test_golden_files(spark, kind, parts):
+    root = golden_path(*parts)
+    paths = bkcodec_spark.files.select_kind(bkcodec_spark.files.expand_paths(str(root)), kind)[1]
+    expected = sorted_rows([row for p in paths for row in in_process(kind, p, password="secret")])
+    df = load(spark, str(root), kind=kind, splitSize="64k", password="secret")
+    got = spark_rows(df)
+    assert without_error_column(got, expected[0].keys()) == expected
+
+
+@pytest.mark.golden
+def test_golden_multi_ledger_log_has_every_entry(spark):
+    df = load(spark, str(golden_path("entrylogs", "multi_ledger", "current", "0.log")), splitSize="100k")
+    assert df.where("error IS NULL AND digest_ok").count() == 300

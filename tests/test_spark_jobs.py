@@ -1,0 +1,142 @@
+"""The Spark jobs: their building blocks in the shared session, then each script run
+for real (`python -m ...`) on a generated bookie directory, and with `--help`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pytest
+
+import bkcodec
+from bookie_sample import PASSWORD, make_bookie
+
+pytest.importorskip("bkcodec_spark")
+if not hasattr(bkcodec, "read_entry_log"):
+    pytest.skip("this bkcodec build has no file readers", allow_module_level=True)
+from bkcodec_spark.jobs import digest_audit, storage_report  # noqa: E402
+
+pytestmark = pytest.mark.spark
+
+JOBS = ["storage_report", "digest_audit", "export_parquet"]
+# Short-lived JVMs start faster without the optimising JIT compiler.
+QUICK_JVM = "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1"
+
+
+@pytest.fixture(scope="module")
+def bookie(tmp_path_factory):
+    return make_bookie(tmp_path_factory.mktemp("jobs-bookie"))
+
+
+def job(name: str, *args: str) -> subprocess.Popen:
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, BKCODEC_SPARK_LOG_LEVEL="ERROR")
+    return subprocess.Popen(
+        [sys.executable, "-m", f"bkcodec_spark.jobs.{name}", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+@pytest.mark.parametrize("name", JOBS)
+def test_help(name):
+    out, err = job(name, "--help").communicate(timeout=120)
+    assert "usage:" in out and "--master" in out, err
+    assert "paths" in out
+
+
+def test_storage_report_with_and_without_scan(spark, bookie):
+    logs = [str(bookie.root / "ledgers")]
+    rows = storage_report.storage_report(spark, logs, password=PASSWORD).collect()
+    report = {(r.file.rsplit("/", 1)[-1], r.ledger_id): r for r in rows}
+    # The rolled log's map, exactly as bkcodec reads it.
+    sizes = bkcodec.ledgers_map(bookie.logs["rolled"])
+    assert sizes.source == "map"
+    assert {ledger: report[("0.log", ledger)].bytes for ledger in sizes.ledgers} == sizes.ledgers
+    assert {report[("0.log", ledger)].source for ledger in sizes.ledgers} == {"map"}
+    # The open log has no map: its entries were counted.
+    counted = bkcodec.ledgers_map(bookie.logs["open"])
+    assert counted.source == "scan"
+    assert report[("1.log", 5)].source == "scan" and report[("1.log", 5)].bytes == counted.ledgers[5]
+    # The garbage file is a row with a note, not a failed job.
+    assert report[("3.log", None)].bytes is None and report[("3.log", None)].note
+
+    maps_only = storage_report.storage_report(spark, logs, password=PASSWORD, scan=False)
+    unsized = {r.file.rsplit("/", 1)[-1]: r for r in maps_only.where("ledger_id IS NULL").collect()}
+    assert "never rolled" in unsized["1.log"].note and unsized["1.log"].source is None
+    assert "unusable" in unsized["2.log"].note  # its map was torn off
+    assert maps_only.where("source = 'scan'").count() == 0
+
+    totals = {r.ledger_id: r.bytes for r in storage_report.per_ledger(maps_only).collect()}
+    assert totals == sizes.ledgers
+
+
+def test_digest_audit_failures(spark, bookie):
+    logs = str(bookie.root / "ledgers" / "current" / "*.log")
+    entries = spark.read.format("bookkeeper").option("password", PASSWORD).load(logs)
+    failed = digest_audit.failures(entries).collect()
+    files = {r.file.rsplit("/", 1)[-1] for r in failed}
+    assert files == {"2.log", "3.log"}
+    flipped = [r for r in failed if r.digest_ok is False]
+    assert [r.offset + 4 for r in flipped] == [bookie.flipped_offset]
+    per_file = {r.file.rsplit("/", 1)[-1]: r for r in digest_audit.summary(entries).collect()}
+    assert per_file["0.log"].verified == 48 and per_file["0.log"].digest_failures == 0
+    assert per_file["2.log"].digest_failures == 1
+
+
+def test_jobs_run_for_real(tmp_path):
+    from bkcodec.sample import make_bookie_dir
+
+    # The shared sample: every digest type (DUMMY and HMAC need the metadata), V2
+    # entries, a journal, and planted damage.
+    sample = make_bookie_dir(tmp_path / "bookie")
+    metadata = ["--ledger-metadata", str(sample.metadata_dir)]
+    rolled = sample.ledger_dir / "current" / "0.log"
+    # One after another: each is a cold Spark start, and two cores do not run three well.
+    runs = {
+        "storage_report": ["--output", str(tmp_path / "report"), "--format", "csv", str(sample.ledger_dir)],
+        "digest_audit": [*metadata, "--output", str(tmp_path / "audit"), str(sample.root)],
+        "export_parquet": [*metadata, str(rolled), str(tmp_path / "export")],
+    }
+    results = {}
+    for name, args in runs.items():
+        process = job(name, "--master", "local[1]", "--conf", QUICK_JVM, *args)
+        out, err = process.communicate(timeout=300)
+        results[name] = (process.returncode, out, err)
+
+    code, out, err = results["storage_report"]
+    assert code == 0, err
+    report = ds.dataset(tmp_path / "report", format="csv").to_table().to_pylist()
+    for log in sorted((sample.ledger_dir / "current").glob("*.log")):
+        sizes = bkcodec.ledgers_map(log)
+        rows = [r for r in report if r["file"] == str(log)]
+        assert {r["ledger_id"]: r["bytes"] for r in rows} == sizes.ledgers
+        assert {r["source"] for r in rows} == {sizes.source}
+
+    code, out, err = results["digest_audit"]
+    assert code == 1, err  # the planted damage, and nothing else
+    assert "failed verification" in out
+    audit = ds.dataset(tmp_path / "audit", format="parquet").to_table().to_pylist()
+    assert {(os.path.relpath(r["file"], sample.root), r["offset"]) for r in audit} == {
+        (d.file, d.offset) for d in sample.damage
+    }
+
+    code, out, err = results["export_parquet"]
+    assert code == 0, err
+    partitioning = ds.partitioning(pa.schema([("ledger_id", pa.int64())]), flavor="hive")
+    exported = ds.dataset(tmp_path / "export", format="parquet", partitioning=partitioning).to_table()
+    expected = bkcodec.read_entry_log(rolled, ledger_metadata=str(sample.metadata_dir)).read_all()
+    assert exported.num_rows == expected.num_rows
+    partitions = [name for name in os.listdir(tmp_path / "export") if not name.startswith(("_", "."))]
+    assert sorted(partitions) == sorted({f"ledger_id={ledger}" for ledger in expected.column("ledger_id").to_pylist()})
+
+    def key(r):
+        return (r["scope_id"], r["ledger_id"], r["entry_id"])
+
+    assert {key(r): (r["payload"], r["digest_ok"]) for r in exported.to_pylist()} == {
+        key(r): (r["payload"], r["digest_ok"]) for r in expected.to_pylist()
+    }

@@ -1,0 +1,163 @@
+"""The data source's planning, without Spark: which files a path names, which kind
+they are, how large entry logs split into byte ranges, and option checking."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+pytest.importorskip("bkcodec_spark")
+from bkcodec_spark import files  # noqa: E402
+from bkcodec_spark.datasource import ReadPlan, parse_size  # noqa: E402
+
+
+@pytest.fixture
+def bookie(tmp_path):
+    """A bookie-shaped tree of empty files (planning never reads them)."""
+    layout = {
+        "ledgers/current/0.log": 10,
+        "ledgers/current/1a.log": 2500,
+        "ledgers/current/lastId": 3,
+        "ledgers/current/lastMark": 16,
+        "ledgers/current/0/3/3.idx": 1024,
+        "journal/current/18bcfe56800.txn": 700,
+        "journal/current/18bcfe56801.TXN": 700,
+    }
+    for name, size in layout.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"\0" * size)
+    return tmp_path
+
+
+def test_kind_from_bookkeeper_file_names():
+    assert files.kind_of("/x/current/1a.log") == "entrylog"
+    assert files.kind_of("18bcfe56800.txn") == "journal"
+    assert files.kind_of("a/b/ff.IDX") == "index"
+    assert files.kind_of("lastMark") is None
+    assert files.kind_of("0.log.compacting") is None
+
+
+def test_directories_globs_and_json_lists(bookie):
+    every = files.expand_paths(str(bookie))
+    assert len(every) == 7 and every == sorted(every)
+    logs = files.expand_paths(str(bookie / "ledgers" / "current" / "*.log"))
+    assert [os.path.basename(p) for p in logs] == ["0.log", "1a.log"]
+    both = json.dumps([str(bookie / "journal"), str(bookie / "ledgers/current/0.log"), "file:" + logs[0]])
+    # Sorted by path (journal/ before ledgers/), each file once.
+    assert [os.path.basename(p) for p in files.expand_paths(both)] == [
+        "18bcfe56800.txn",
+        "18bcfe56801.TXN",
+        "0.log",
+    ]
+    assert files.expand_paths(str(bookie / "**" / "*.idx")) == [str(bookie / "ledgers/current/0/3/3.idx")]
+
+
+def test_missing_paths_raise(bookie):
+    with pytest.raises(FileNotFoundError, match="no file matches"):
+        files.expand_paths(str(bookie / "*.nothing"))
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        files.expand_paths(str(bookie / "absent.log"))
+
+
+def test_kind_selection(bookie):
+    every = files.expand_paths(str(bookie))
+    with pytest.raises(ValueError, match=r"2 entrylog, 1 index, 2 journal .*option\('kind'"):
+        files.select_kind(every, "auto")
+    assert files.select_kind(every, "journal")[1] == files.expand_paths(str(bookie / "journal"))
+    kind, logs = files.select_kind(files.expand_paths(str(bookie / "ledgers" / "current" / "*.log")), "auto")
+    assert kind == "entrylog" and len(logs) == 2
+    # A single file of any name can be read as the kind named.
+    odd = str(bookie / "ledgers/current/lastMark")
+    assert files.select_kind([odd], "journal") == ("journal", [odd])
+    with pytest.raises(ValueError, match="kind must be"):
+        files.select_kind(every, "wal")
+    with pytest.raises(ValueError, match="no bookie files"):
+        files.select_kind([odd], "auto")
+
+
+def test_large_entry_logs_split_into_ranges_that_tile_the_file(bookie):
+    logs = files.expand_paths(str(bookie / "ledgers" / "current" / "*.log"))
+    splits = files.plan_splits(logs, "entrylog", 1000)
+    assert [(os.path.basename(s.path), s.start, s.end) for s in splits] == [
+        ("0.log", None, None),
+        ("1a.log", 0, 1000),
+        ("1a.log", 1000, 2000),
+        ("1a.log", 2000, 2500),
+    ]
+    journals = files.expand_paths(str(bookie / "journal"))
+    assert all(s.start is None for s in files.plan_splits(journals, "journal", 100))
+    # A file that vanished is planned whole; reading it gives a flagged row.
+    assert files.plan_splits([str(bookie / "gone.log")], "entrylog", 10) == [
+        files.FileSplit(str(bookie / "gone.log"), "entrylog")
+    ]
+    with pytest.raises(ValueError, match="positive"):
+        files.plan_splits(logs, "entrylog", 0)
+
+
+@pytest.mark.parametrize(
+    "text, size", [("4096", 4096), ("64k", 65536), ("128m", 128 << 20), ("1G", 1 << 30), ("2mb", 2 << 20)]
+)
+def test_sizes(text, size):
+    assert parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["", "ten", "0", "-5m", "1.5g"])
+def test_bad_sizes(text):
+    with pytest.raises(ValueError):
+        parse_size(text)
+
+
+def test_plan_from_options(bookie):
+    plan = ReadPlan.from_options(
+        {
+            "path": str(bookie / "ledgers"),
+            "kind": "entrylog",
+            "digestType": "CRC32C",
+            "splitSize": "1k",
+            "verify": "False",
+        }
+    )
+    assert plan.kind == "entrylog"
+    assert plan.options == files.ReadOptions(digest_type="crc32c", password="", verify=False, payload="binary")
+    assert len(plan.splits) == 1 + 3
+    assert plan.options.reader_arguments["digest_type"] == "crc32c"
+    assert files.ReadOptions().reader_arguments["digest_type"] is None  # auto: inferred
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({}, "give the files"),
+        ({"digestType": "md5"}, "digestType must be"),
+        ({"payload": "text"}, "payload must be"),
+        ({"verify": "yes"}, "verify must be"),
+        ({"splitSize": "big"}, "not a size"),
+    ],
+)
+def test_bad_options(bookie, options, message):
+    if options:
+        options = {"path": str(bookie / "journal"), **options}
+    with pytest.raises(ValueError, match=message):
+        ReadPlan.from_options(options)
+
+
+def test_spark_finds_the_format_by_module_name():
+    # What Spark's lookup does: every top-level `pyspark_*` module's DefaultSource.
+    import pkgutil
+
+    found = {m.name for m in pkgutil.iter_modules() if m.name.startswith("pyspark_")}
+    assert "pyspark_bookkeeper" in found
+    from pyspark_bookkeeper import DefaultSource
+
+    assert DefaultSource.name() == "bookkeeper"
+
+
+def test_relative_paths_become_absolute(bookie, monkeypatch):
+    monkeypatch.chdir(bookie / "ledgers")
+    assert files.expand_paths("current/*.log") == [
+        str(bookie / "ledgers/current/0.log"),
+        str(bookie / "ledgers/current/1a.log"),
+    ]

@@ -1,0 +1,48 @@
+"""Decode Apache BookKeeper data in Spark jobs, through Arrow and `bkcodec`.
+
+- `decode_entries(df, "raw", keep=[...])` / `df.mapInArrow(*decode_entries_in_arrow(df, "raw"))`:
+  a binary column of raw entries to the `bkcodec.decode_entries` columns.
+- `decode_entry_udf("raw")` and the id helpers: column functions; `register(spark)`
+  makes them SQL functions (`bk_decode_entry`, ...).
+- `spark.read.format("bookkeeper").load(path)`: entry logs, journals and index files.
+- `arrow_types`: the conversion that keeps Arrow types Spark refuses out of its batches.
+"""
+
+from bkcodec_spark.arrow_types import SparkSafeTypeError, spark_safe_schema, spark_safe_type, to_spark_safe
+from bkcodec_spark.datasource import BookKeeperDataSource
+from bkcodec_spark.entries import (
+    EntryDecoder,
+    MapInArrow,
+    decode_entries,
+    decode_entries_in_arrow,
+    entry_schema,
+)
+from bkcodec_spark.functions import (
+    decode_entry_udf,
+    ledger_id_udf,
+    location_log_id_udf,
+    location_offset_udf,
+    qualified_name_udf,
+    register,
+)
+
+__all__ = [
+    "BookKeeperDataSource",
+    "SparkSafeTypeError",
+    "spark_safe_schema",
+    "spark_safe_type",
+    "to_spark_safe",
+    # mapInArrow
+    "EntryDecoder",
+    "MapInArrow",
+    "decode_entries",
+    "decode_entries_in_arrow",
+    "entry_schema",
+    # column functions
+    "decode_entry_udf",
+    "ledger_id_udf",
+    "location_log_id_udf",
+    "location_offset_udf",
+    "qualified_name_udf",
+    "register",
+]

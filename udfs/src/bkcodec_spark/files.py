@@ -1,0 +1,215 @@
+"""Bookie files as Arrow streams: which kind a path is, and how bkcodec reads it.
+
+The data source and the jobs go through here, so the calls into bkcodec's file
+readers sit in one place. Everything that looks at bytes is bkcodec's.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import json
+import os
+import string
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import bkcodec
+import pyarrow as pa
+
+__all__ = [
+    "KINDS",
+    "FileSplit",
+    "ReadOptions",
+    "expand_paths",
+    "kind_of",
+    "plan_splits",
+    "read_split",
+    "reader_schema",
+]
+
+ENTRY_LOG, JOURNAL, INDEX = "entrylog", "journal", "index"
+KINDS = (ENTRY_LOG, JOURNAL, INDEX)
+# BookKeeper's own file names: <hex log id>.log, <hex journal id>.txn, <hex ledger id>.idx.
+SUFFIXES = {".log": ENTRY_LOG, ".txn": JOURNAL, ".idx": INDEX}
+DIGEST_TYPES = ("auto", "crc32", "crc32c", "hmac", "dummy")
+PAYLOADS = ("binary", "binary_view", "none")
+
+
+def kind_of(path: str | os.PathLike) -> str | None:
+    """The kind BookKeeper's file name gives `path`, or None."""
+    return SUFFIXES.get(Path(path).suffix.lower())
+
+
+def log_id_of(path: str | os.PathLike) -> int | None:
+    """The id in an entry log's name (`<hex>.log`, as BookKeeper names them), or None."""
+    stem = Path(path).stem
+    if not stem or len(stem) > 16 or any(c not in string.hexdigits for c in stem):
+        return None
+    return int(stem, 16)
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How entries inside the files are decoded (the data source's options)."""
+
+    digest_type: str = "auto"
+    password: str = ""
+    verify: bool = True
+    payload: str = "binary"
+    # A directory of ledger metadata (a ZooKeeper dump): each ledger's own digest type
+    # and password.
+    ledger_metadata: str | None = None
+
+    def __post_init__(self):
+        if self.digest_type not in DIGEST_TYPES:
+            raise ValueError(f"digestType must be one of {', '.join(DIGEST_TYPES)}, not {self.digest_type!r}")
+        if self.payload not in PAYLOADS:
+            raise ValueError(f"payload must be one of {', '.join(PAYLOADS)}, not {self.payload!r}")
+
+    @property
+    def reader_arguments(self) -> dict:
+        """Keyword arguments of `bkcodec.read_entry_log` and `read_journal`."""
+        return {
+            "digest_type": None if self.digest_type == "auto" else self.digest_type,
+            "password": self.password,
+            "verify": self.verify,
+            "payload": self.payload,
+            "on_error": "flag",
+            "ledger_metadata": self.ledger_metadata,
+        }
+
+
+@dataclass(frozen=True)
+class FileSplit:
+    """A file, or the byte range `[start, end)` of one (each record belongs to the
+    range holding its size field, so ranges that tile a file read each record once)."""
+
+    path: str
+    kind: str
+    start: int | None = None
+    end: int | None = None
+
+
+def expand_paths(paths: str | Iterable[str]) -> list[str]:
+    """Files named by `paths`: files, directories (walked) and globs, sorted, no repeats.
+
+    `paths` is one path or several; a string holding a JSON list (as Spark passes
+    `load([...])`) counts as several. A `file:` URI prefix is dropped, and relative
+    paths are made absolute.
+    """
+    if isinstance(paths, str):
+        paths = json.loads(paths) if paths.startswith("[") else [paths]
+    found: dict[str, None] = {}
+    for given in paths:
+        # Absolute, so the splits name the same files wherever they are read.
+        given = os.path.abspath(os.path.expanduser(_local(given)))
+        matches = sorted(glob.glob(given, recursive=True)) if glob.has_magic(given) else [given]
+        if not matches:
+            raise FileNotFoundError(f"no file matches {given}")
+        for match in matches:
+            if os.path.isdir(match):
+                for root, dirs, names in os.walk(match):
+                    dirs.sort()
+                    for name in sorted(names):
+                        found.setdefault(os.path.join(root, name))
+            elif os.path.exists(match):
+                found.setdefault(match)
+            else:
+                raise FileNotFoundError(f"no such file or directory: {match}")
+    return sorted(found)
+
+
+def _local(path: str) -> str:
+    if path.startswith("file://"):
+        return path[len("file://") :]
+    if path.startswith("file:"):
+        return path[len("file:") :]
+    return path
+
+
+def select_kind(files: list[str], kind: str) -> tuple[str, list[str]]:
+    """The kind to read and the files of that kind.
+
+    `kind="auto"` takes the one kind the file names show and fails when they show
+    several or none. A named kind takes files named for it; a path given as a single
+    file is read as the named kind whatever its name.
+    """
+    if kind != "auto" and kind not in KINDS:
+        raise ValueError(f"kind must be auto or one of {', '.join(KINDS)}, not {kind!r}")
+    by_kind: dict[str, list[str]] = {}
+    for f in files:
+        k = kind_of(f)
+        if k is not None:
+            by_kind.setdefault(k, []).append(f)
+    if kind == "auto":
+        if len(by_kind) != 1:
+            found = ", ".join(f"{len(v)} {k}" for k, v in sorted(by_kind.items())) or "no bookie files"
+            raise ValueError(
+                f"cannot tell which kind of bookie file to read ({found} among {len(files)} files); "
+                f"set .option('kind', ...) to one of {', '.join(KINDS)}"
+            )
+        return next(iter(by_kind.items()))
+    if len(files) == 1 and kind_of(files[0]) is None:
+        return kind, files
+    return kind, by_kind.get(kind, [])
+
+
+def plan_splits(files: list[str], kind: str, split_size: int) -> list[FileSplit]:
+    """One split per file, and byte ranges of at most `split_size` for large entry logs."""
+    if split_size <= 0:
+        raise ValueError(f"splitSize must be positive, not {split_size}")
+    splits = []
+    for path in files:
+        size = _size(path)
+        if kind != ENTRY_LOG or size is None or size <= split_size:
+            splits.append(FileSplit(path, kind))
+            continue
+        for start in range(0, size, split_size):
+            splits.append(FileSplit(path, kind, start, min(start + split_size, size)))
+    return splits
+
+
+def _size(path: str) -> int | None:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None  # read() reports it as a flagged row
+
+
+def open_split(split: FileSplit, options: ReadOptions) -> bkcodec.RecordBatchReader:
+    """bkcodec's lazy reader for one split (nothing is read until it is iterated)."""
+    if split.kind == ENTRY_LOG:
+        return bkcodec.read_entry_log(split.path, start=split.start, end=split.end, **options.reader_arguments)
+    if split.kind == JOURNAL:
+        return bkcodec.read_journal(split.path, **options.reader_arguments)
+    return bkcodec.read_index(split.path)
+
+
+def read_split(split: FileSplit, options: ReadOptions) -> Iterator[pa.RecordBatch]:
+    """The split's rows, batch by batch; bkcodec's typed errors propagate."""
+    with open_split(split, options) as reader:
+        yield from reader
+
+
+# An empty file of each kind, as bkcodec writes it: its reader gives the kind's schema
+# without depending on which (possibly unreadable) files a path names.
+_TEMPLATES = {
+    ENTRY_LOG: ("0.log", lambda path: bkcodec.EntryLogWriter(path, 0).close()),
+    JOURNAL: ("1.txn", lambda path: bkcodec.JournalWriter(path).close()),
+    INDEX: ("1.idx", lambda path: bkcodec.write_index_file(path, {})),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def reader_schema(kind: str, options: ReadOptions) -> pa.Schema:
+    """The Arrow schema bkcodec's reader gives files of `kind` read with `options`."""
+    name, write_empty = _TEMPLATES[kind]
+    with tempfile.TemporaryDirectory(prefix="bkcodec-spark-") as directory:
+        path = os.path.join(directory, name)
+        write_empty(path)
+        # Metadata only changes which digests are checked, never the columns.
+        with open_split(FileSplit(path, kind), replace(options, ledger_metadata=None)) as reader:
+            return reader.schema

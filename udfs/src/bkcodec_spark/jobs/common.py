@@ -1,0 +1,120 @@
+"""What the jobs share: the session, the reading options, and where results go."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from pyspark.sql import DataFrame, DataFrameReader, SparkSession
+
+from bkcodec_spark import files
+
+OUTPUT_FORMATS = ("parquet", "csv", "json")
+
+
+def spark_session(app_name: str, master: str | None = None, conf: list[str] | None = None) -> SparkSession:
+    """The session: spark-submit's when run by it, else a local one (`--master`, default local[*]).
+
+    `conf` holds `KEY=VALUE` settings (`--conf`); when the job starts Spark itself they
+    apply from the start, driver JVM options included.
+    """
+    from pyspark import SparkConf
+
+    # Python workers must run this interpreter, the one where bkcodec is installed.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(app_name)
+    submitted = SparkConf()  # what spark-submit (or spark-defaults.conf) set
+    if master is None and not submitted.contains("spark.master"):
+        master = "local[*]"
+    if master is not None:
+        builder = builder.master(master)
+    if master is not None and master.startswith("local") and not submitted.contains("spark.sql.shuffle.partitions"):
+        # One machine: a few shuffle partitions per core, not the cluster default of 200.
+        builder = builder.config("spark.sql.shuffle.partitions", str(2 * (os.cpu_count() or 1)))
+        builder = builder.config("spark.ui.enabled", submitted.get("spark.ui.enabled", "false"))
+    builder = builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
+    for setting in conf or []:
+        key, _, value = setting.partition("=")
+        builder = builder.config(key.strip(), value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel(os.environ.get("BKCODEC_SPARK_LOG_LEVEL", "WARN"))
+    return session
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--master", help="Spark master when not run by spark-submit (default: local[*])")
+    p.add_argument(
+        "--conf", action="append", default=[], metavar="KEY=VALUE", type=_setting, help="a Spark setting (repeatable)"
+    )
+    return p
+
+
+def _setting(text: str) -> str:
+    if "=" not in text or not text.partition("=")[0].strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, not {text!r}")
+    return text
+
+
+def add_read_arguments(p: argparse.ArgumentParser, kinds: tuple[str, ...] = ("auto", "entrylog", "journal")) -> None:
+    p.add_argument("paths", nargs="+", help="bookie files, directories (walked) or globs")
+    p.add_argument(
+        "--kind", choices=kinds, default="auto", help="which files to read (default: entry logs and journals, by name)"
+    )
+    p.add_argument(
+        "--digest-type",
+        choices=("auto", "crc32", "crc32c", "hmac", "dummy"),
+        default="auto",
+        help="the ledgers' digest type (default: inferred per ledger)",
+    )
+    p.add_argument("--password", default="", help="the ledgers' password (HMAC digests)")
+    p.add_argument(
+        "--ledger-metadata",
+        metavar="DIR",
+        help="a dump of the ledgers' metadata znodes: each ledger's own digest type and password",
+    )
+    p.add_argument("--split-size", default="128m", help="read entry logs larger than this in parallel ranges")
+
+
+def entry_kinds(args: argparse.Namespace) -> list[str]:
+    """The kinds of entry files to read: `--kind`, or with `auto` those the paths hold
+    (entry logs and/or journals; index files hold no entries)."""
+    if args.kind != "auto":
+        return [args.kind]
+    try:
+        found = {files.kind_of(path) for path in files.expand_paths(args.paths)}
+    except FileNotFoundError as error:
+        raise SystemExit(str(error)) from None
+    kinds = [kind for kind in (files.ENTRY_LOG, files.JOURNAL) if kind in found]
+    if not kinds:
+        raise SystemExit(f"no entry logs (*.log) or journals (*.txn) in {' '.join(args.paths)}")
+    return kinds
+
+
+def bookkeeper_reader(spark: SparkSession, args: argparse.Namespace, kind: str, **options: str) -> DataFrameReader:
+    reader = (
+        spark.read.format("bookkeeper")
+        .option("kind", kind)
+        .option("digestType", args.digest_type)
+        .option("password", args.password)
+        .option("splitSize", args.split_size)
+        .option("ledgerMetadata", args.ledger_metadata or "")
+    )
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return reader
+
+
+def add_output_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--output", help="also write the table here (a directory)")
+    p.add_argument("--format", choices=OUTPUT_FORMATS, default="parquet", help="format of --output (default parquet)")
+    p.add_argument("--show", type=int, default=50, metavar="N", help="rows of the table to print (default 50)")
+
+
+def write_output(df: DataFrame, args: argparse.Namespace) -> None:
+    if args.output:
+        writer = df.coalesce(1).write.mode("overwrite")
+        if args.format == "csv":
+            writer = writer.option("header", "true")
+        writer.format(args.format).save(args.output)
