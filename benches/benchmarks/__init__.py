@@ -1,0 +1,1 @@
+"""asv benchmarks for bkcodec (see the README's "Benchmarks" section)."""

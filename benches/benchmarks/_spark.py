@@ -1,0 +1,108 @@
+"""A small local Spark job around `decode_entries`, shared by the asv benchmark and
+compare.py: entries cached in Spark, decoded by `mapInArrow` with one task slot,
+so its throughput is per core and comparable with an in-process call."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from typing import Iterator
+
+import pyarrow as pa
+
+# The Spark type of each column decode_entries returns (payload="binary").
+DECODED_SCHEMA = (
+    "format_version tinyint, scope_id bigint, ledger_id bigint, entry_id bigint, "
+    "last_add_confirmed bigint, length bigint, digest_type string, digest_ok boolean, payload binary"
+)
+
+
+@contextlib.contextmanager
+def local_session(cores: int = 1):
+    """A quiet local SparkSession whose workers run this interpreter."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark import cloudpickle
+    from pyspark.sql import SparkSession
+
+    # Workers cannot import this module: ship its functions by value.
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+    spark = (
+        SparkSession.builder.master(f"local[{cores}]")
+        .appName("bkcodec-bench")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", str(cores))
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.python.worker.reuse", "true")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        yield spark
+    finally:
+        spark.stop()
+
+
+def cached_entries_frame(spark, column: pa.BinaryArray):
+    """A DataFrame with one binary column `entry`, materialised in Spark's cache so
+    timing covers only the decode job."""
+    frame = spark.createDataFrame(pa.table({"entry": column})).cache()
+    frame.count()
+    return frame
+
+
+def decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    import bkcodec
+
+    for batch in batches:
+        yield bkcodec.decode_entries(batch.column(0), digest_type="crc32c")
+
+
+def pass_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    yield from batches
+
+
+def _best_of(job, repeats: int) -> float:
+    job()  # warm up: starts the Python worker, loads bkcodec there
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        job()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def decoded_frame(frame):
+    """`frame` decoded by mapInArrow: through the `bkcodec_spark` package when it is
+    installed (what users call), else through `decode_batches` here."""
+    try:
+        import bkcodec_spark
+    except ImportError:
+        return frame.mapInArrow(decode_batches, DECODED_SCHEMA)
+    return bkcodec_spark.decode_entries(frame, "entry", digest_type="crc32c", on_error="raise")
+
+
+def decode_path() -> str:
+    try:
+        import bkcodec_spark  # noqa: F401
+    except ImportError:
+        return "benchmarks._spark.decode_batches"
+    return "bkcodec_spark.decode_entries"
+
+
+def decode_seconds(frame, repeats: int = 3) -> float:
+    """Seconds for the best of `repeats` full decodes through mapInArrow (the
+    output is materialised by Spark's no-op sink)."""
+    decoded = decoded_frame(frame)
+    return _best_of(lambda: decoded.write.format("noop").mode("overwrite").save(), repeats)
+
+
+def passthrough_seconds(frame, repeats: int = 3) -> float:
+    """The same job with batches passed through untouched: Spark's own cost of
+    moving the entries to Python and back, the floor under decode_seconds."""
+    passed = frame.mapInArrow(pass_batches, "entry binary")
+    return _best_of(lambda: passed.write.format("noop").mode("overwrite").save(), repeats)

@@ -1,0 +1,481 @@
+#!/usr/bin/env python3
+"""Side-by-side: bkcodec against what a user would otherwise use, on the same data.
+
+One line per comparison: the ratio (bkcodec's throughput over the baseline's),
+both absolute figures, and PASS/MISS against the target recorded in TARGETS for
+this machine class (informational lines have no target).
+
+    python benches/compare.py            # full run, a minute or two
+    python benches/compare.py --quick    # smoke run: small data, short timings, no Spark
+    python benches/compare.py --json     # the same as one JSON document
+
+Baselines: the CRC-32C wheels on PyPI (`crc32c`, `google-crc32c`; the faster one
+is the baseline), `zlib.crc32`, a careful pure-Python entry decoder (below), a
+plain read of the same bytes (numpy sum, the physical floor), and bkcodec itself
+in process for the Spark `mapInArrow` path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import struct
+import sys
+import time
+import zlib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+# numpy's BLAS threads would spin on the other core while timings run.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+
+import bkcodec  # noqa: E402
+from benchmarks import _workloads as work  # noqa: E402
+from benchmarks._workloads import KiB, MiB  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a comparison must show: ratio >= min_ratio (and, for per-entry
+    figures, at most max_ns_per_entry)."""
+
+    min_ratio: float
+    max_ns_per_entry: float | None = None
+
+    def describe(self) -> str:
+        text = f">= {self.min_ratio:g}x"
+        if self.max_ns_per_entry is not None:
+            text += f", < {self.max_ns_per_entry:g} ns/entry"
+        return text
+
+
+# The targets this machine must meet, by comparison key.
+TARGETS = {
+    "crc32c-16KiB-vs-wheel": Target(3.0),
+    "crc32c-64MiB-vs-floor": Target(0.9),
+    "crc32-16KiB-vs-zlib": Target(5.0),
+    "decode-crc32c-64B-vs-python": Target(50.0, max_ns_per_entry=15.0),
+    "decode-view-1KiB-vs-floor": Target(0.6),
+    "read-entry-log-vs-floor": Target(0.7),
+    "spark-map-in-arrow-vs-in-process": Target(0.5),
+}
+
+
+@dataclass
+class Comparison:
+    key: str
+    name: str
+    unit: str  # of both values, a throughput: higher is better
+    ours_label: str
+    ours: float
+    baseline_label: str
+    baseline: float
+    ratio: float
+    target: str | None
+    status: str  # PASS, MISS or INFO
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Skipped:
+    key: str
+    name: str
+    reason: str
+    status: str = "SKIP"
+
+
+class Run:
+    """Timing settings for one run, and the results collected so far."""
+
+    def __init__(self, quick: bool, spark: bool, emit: Callable[[Comparison | Skipped], None]):
+        self.quick = quick
+        self.spark = spark
+        self.min_time = 0.005 if quick else 0.1
+        self.repeats = 2 if quick else 5
+        self.results: list[Comparison | Skipped] = []
+        self.emit = emit
+
+    def seconds(self, fn: Callable, *args) -> float:
+        return work.seconds_per_call(fn, *args, min_time=self.min_time, repeats=self.repeats)
+
+    def compare(
+        self,
+        key: str,
+        name: str,
+        unit: str,
+        ours: tuple[str, float],
+        baseline: tuple[str, float],
+        details: dict[str, Any] | None = None,
+    ) -> Comparison:
+        ratio = ours[1] / baseline[1]
+        details = dict(details or {})
+        target = TARGETS.get(key)
+        if target is None:
+            status = "INFO"
+        else:
+            ok = ratio >= target.min_ratio
+            if target.max_ns_per_entry is not None:
+                ok = ok and details["ns_per_entry"] < target.max_ns_per_entry
+            status = "PASS" if ok else "MISS"
+        result = Comparison(
+            key, name, unit, ours[0], ours[1], baseline[0], baseline[1], ratio,
+            target.describe() if target else None, status, details,
+        )
+        self.results.append(result)
+        self.emit(result)
+        return result
+
+    def skip(self, key: str, name: str, reason: str) -> None:
+        result = Skipped(key, name, reason)
+        self.results.append(result)
+        self.emit(result)
+
+
+# --- a careful pure-Python entry decoder: the baseline for decode_entries -----------
+
+_V1_HEADER = struct.Struct(">qqqqI")  # ledgerId, entryId, LAC, length, CRC-32C: 36 bytes
+_V2_HEADER = struct.Struct(">BqqqqqI")  # flags, scope, then as V1: 45 bytes
+_V1_DIGEST_AT, _V1_PAYLOAD_AT = 32, 36
+_V2_DIGEST_AT, _V2_PAYLOAD_AT = 41, 45
+_V2_CRC32C_FLAGS = 0xA3  # versioned, format 2, digest type 3 (ENTRY_V2.md §2)
+# Below this payload size copying the payload is cheaper than a memoryview
+# (measured with the crc32c wheel); above it the view avoids the copy.
+_VIEW_FROM = 16 * KiB
+
+
+class PythonEntryError(ValueError):
+    pass
+
+
+def python_decode_crc32c(entries: Iterable[bytes]) -> dict[str, list]:
+    """Decodes V1 and V2 CRC-32C entries and verifies each digest, raising at the
+    first bad entry: what `decode_entries(..., digest_type="crc32c")` does, in
+    plain Python with the `crc32c` wheel. Columns come back as lists; payloads
+    are bytes (or memoryviews of the input for large ones)."""
+    from crc32c import crc32c
+
+    v1, v2 = _V1_HEADER.unpack_from, _V2_HEADER.unpack_from
+    formats: list[int] = []
+    scopes: list[int] = []
+    ledgers: list[int] = []
+    entry_ids: list[int] = []
+    lacs: list[int] = []
+    lengths: list[int] = []
+    payloads: list[bytes | memoryview] = []
+    add_format, add_scope, add_ledger = formats.append, scopes.append, ledgers.append
+    add_entry, add_lac, add_length, add_payload = entry_ids.append, lacs.append, lengths.append, payloads.append
+    for row, data in enumerate(entries):
+        size = len(data)
+        if size >= _V1_PAYLOAD_AT and data[0] < 0x80:
+            ledger, entry, lac, length, stored = v1(data)
+            header = data[:_V1_DIGEST_AT]
+            payload = data[_V1_PAYLOAD_AT:] if size < _VIEW_FROM else memoryview(data)[_V1_PAYLOAD_AT:]
+            version, scope = 1, 0
+        elif size >= _V2_PAYLOAD_AT and data[0] == _V2_CRC32C_FLAGS:
+            _, scope, ledger, entry, lac, length, stored = v2(data)
+            header = data[:_V2_DIGEST_AT]
+            payload = data[_V2_PAYLOAD_AT:] if size < _VIEW_FROM else memoryview(data)[_V2_PAYLOAD_AT:]
+            version = 2
+        else:
+            raise PythonEntryError(_describe_bad_entry(row, data))
+        if crc32c(payload, crc32c(header)) != stored:
+            raise PythonEntryError(f"row {row}: CRC-32C digest mismatch")
+        add_format(version)
+        add_scope(scope)
+        add_ledger(ledger)
+        add_entry(entry)
+        add_lac(lac)
+        add_length(length)
+        add_payload(payload)
+    return {
+        "format_version": formats,
+        "scope_id": scopes,
+        "ledger_id": ledgers,
+        "entry_id": entry_ids,
+        "last_add_confirmed": lacs,
+        "length": lengths,
+        "payload": payloads,
+    }
+
+
+def _describe_bad_entry(row: int, data: bytes) -> str:
+    if not data:
+        return f"row {row}: empty entry"
+    if data[0] < 0x80:
+        return f"row {row}: truncated V1 entry ({len(data)} bytes, need {_V1_PAYLOAD_AT})"
+    if (data[0] >> 4) & 0x7 != 2:
+        return f"row {row}: unsupported entry format version {(data[0] >> 4) & 0x7}"
+    if data[0] & 0x0F != 3:
+        return f"row {row}: digest type {data[0] & 0x0F} is not CRC-32C"
+    return f"row {row}: truncated V2 entry ({len(data)} bytes, need {_V2_PAYLOAD_AT})"
+
+
+# --- comparisons ---------------------------------------------------------------------
+
+
+def gbps(size: int, seconds: float) -> float:
+    return size / seconds / 1e9
+
+
+def size_name(size: int) -> str:
+    if size >= MiB:
+        return f"{size // MiB} MiB"
+    if size >= KiB:
+        return f"{size // KiB} KiB"
+    return f"{size} B"
+
+
+def size_key(size: int) -> str:
+    return size_name(size).replace(" ", "")
+
+
+def compare_checksums(run: Run) -> None:
+    import crc32c as crc32c_wheel
+    import google_crc32c
+
+    wheels = {"crc32c wheel": crc32c_wheel.crc32c, "google-crc32c": google_crc32c.value}
+    large = 64 * MiB
+    for size in (64, KiB, 16 * KiB, large):
+        data = work.pattern(size)
+        ours = gbps(size, run.seconds(bkcodec.crc32c, data))
+        figures = {label: gbps(size, run.seconds(fn, data)) for label, fn in wheels.items()}
+        fastest = max(figures, key=figures.__getitem__)
+        run.compare(
+            f"crc32c-{size_key(size)}-vs-wheel",
+            f"crc32c {size_name(size)} vs fastest PyPI wheel",
+            "GB/s",
+            ("bkcodec", ours),
+            (fastest, figures[fastest]),
+            {"wheels_gb_per_s": figures},
+        )
+        if size == large:
+            floor = gbps(size, run.seconds(work.memory_read, data))
+            run.compare(
+                f"crc32c-{size_key(size)}-vs-floor",
+                f"crc32c {size_name(size)} vs memory read (numpy sum)",
+                "GB/s",
+                ("bkcodec", ours),
+                ("numpy sum", floor),
+            )
+    for size in (64, KiB, 16 * KiB, large):
+        data = work.pattern(size)
+        run.compare(
+            f"crc32-{size_key(size)}-vs-zlib",
+            f"crc32 {size_name(size)} vs zlib.crc32",
+            "GB/s",
+            ("bkcodec", gbps(size, run.seconds(bkcodec.crc32, data))),
+            ("zlib.crc32", gbps(size, run.seconds(zlib.crc32, data))),
+        )
+
+
+def compare_decode_entries(run: Run) -> None:
+    for payload_size in (64, KiB):
+        count = 20_000 if run.quick else work.MAX_ENTRIES
+        entries = list(work.entries(count, payload_size))
+        column = work.entry_array(count, payload_size)
+        ours = run.seconds(lambda: bkcodec.decode_entries(column, digest_type="crc32c"))
+        python = run.seconds(python_decode_crc32c, entries)
+        run.compare(
+            f"decode-crc32c-{size_key(payload_size)}-vs-python",
+            f"decode_entries crc32c verified, {size_name(payload_size)} payloads vs pure Python",
+            "entries/s",
+            ("bkcodec", count / ours),
+            ("struct+crc32c", count / python),
+            {"entries": count, "ns_per_entry": ours / count * 1e9, "python_ns_per_entry": python / count * 1e9},
+        )
+
+    payload_size = KiB
+    count = 4096 if run.quick else 65_536
+    column = work.entry_array(count, payload_size)
+    data = work.value_bytes(column)
+    ours = run.seconds(lambda: bkcodec.decode_entries(column, digest_type="crc32c", payload="binary_view"))
+    floor = run.seconds(work.memory_read, data)
+    run.compare(
+        "decode-view-1KiB-vs-floor",
+        "decode_entries binary_view verified, 1 KiB payloads vs memory read",
+        "GB/s",
+        ("bkcodec", gbps(len(data), ours)),
+        ("numpy sum", gbps(len(data), floor)),
+        {"entries": count, "bytes": len(data), "ns_per_entry": ours / count * 1e9},
+    )
+
+
+def compare_files(run: Run) -> None:
+    """Bookie files read from the page cache against mapping and reading them."""
+    total = 8 * MiB if run.quick else 64 * MiB
+    payload_size = KiB
+    cases = [
+        # key, reader, file maker, payload mode, rows beyond the entries (a journal's key record)
+        ("read-entry-log-vs-floor", "read_entry_log", work.entry_log, "binary_view", 0),
+        ("read-entry-log-binary-vs-floor", "read_entry_log", work.entry_log, "binary", 0),
+        ("read-journal-vs-floor", "read_journal", work.journal, "binary_view", 1),
+    ]
+    for key, label, make_file, payload, extra_rows in cases:
+        kind = "log" if label == "read_entry_log" else "journal"
+        name = f"{label} {payload} verified, {size_name(total)} cached {kind} vs memory read"
+        reader = getattr(bkcodec, label, None)
+        if reader is None:
+            run.skip(key, name, f"bkcodec.{label} is not in this build")
+            continue
+        path, count = make_file(total, payload_size)
+        size = path.stat().st_size
+
+        def read() -> int:
+            rows = 0
+            for batch in reader(path, digest_type="crc32c", password=b"bench", payload=payload):
+                rows += batch.num_rows
+            return rows
+
+        rows = read()  # also brings the file into the page cache
+        if rows != count + extra_rows:
+            raise AssertionError(f"{label} read {rows} rows from {path}, expected {count + extra_rows}")
+        ours = run.seconds(read)
+        floor = run.seconds(work.file_memory_read, path)
+        run.compare(
+            key,
+            name,
+            "GB/s",
+            ("bkcodec", gbps(size, ours)),
+            ("mmap+numpy sum", gbps(size, floor)),
+            {"entries": count, "bytes": size, "ns_per_entry": ours / count * 1e9, "payload_size": payload_size},
+        )
+
+
+def compare_spark(run: Run) -> None:
+    key, name = "spark-map-in-arrow-vs-in-process", "Spark mapInArrow decode vs in-process, per core"
+    if run.quick or not run.spark:
+        run.skip(key, name, "skipped in --quick" if run.quick else "skipped (--no-spark)")
+        return
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        run.skip(key, name, "pyspark is not installed (pip install 'bkcodec[spark]')")
+        return
+    if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
+        run.skip(key, name, "no Java runtime (java not on PATH, JAVA_HOME unset)")
+        return
+    from benchmarks import _spark
+
+    count, payload_size = 500_000, 64
+    column = work.entry_array(count, payload_size)
+    in_process = run.seconds(lambda: bkcodec.decode_entries(column, digest_type="crc32c"))
+    with _spark.local_session(cores=1) as spark:
+        frame = _spark.cached_entries_frame(spark, column)
+        decode = _spark.decode_seconds(frame, repeats=3)
+        passthrough = _spark.passthrough_seconds(frame, repeats=3)
+    run.compare(
+        key,
+        name,
+        "entries/s",
+        ("mapInArrow", count / decode),
+        ("in-process", count / in_process),
+        {
+            "entries": count,
+            "payload_bytes": payload_size,
+            "spark_cores": 1,
+            "decoded_by": _spark.decode_path(),
+            "passthrough_entries_per_s": count / passthrough,
+        },
+    )
+    run.compare(
+        "spark-passthrough-vs-in-process",
+        "Spark mapInArrow passthrough (no decode) vs in-process decode",
+        "entries/s",
+        ("passthrough", count / passthrough),
+        ("in-process", count / in_process),
+        {"entries": count},
+    )
+
+
+# --- output --------------------------------------------------------------------------
+
+
+def human(value: float, unit: str) -> str:
+    if unit == "entries/s":
+        return f"{value / 1e6:.3g} M entries/s ({1e9 / value:.3g} ns/entry)"
+    return f"{value:.3g} {unit}"
+
+
+def print_line(result: Comparison | Skipped) -> None:
+    if isinstance(result, Skipped):
+        print(f"{result.name:<72} SKIP  {result.reason}", flush=True)
+        return
+    target = f"target {result.target:<24}" if result.target else " " * 31
+    print(
+        f"{result.name:<72} {result.ratio:8.2f}x  {target} {result.status}  "
+        f"{result.ours_label} {human(result.ours, result.unit)} | "
+        f"{result.baseline_label} {human(result.baseline, result.unit)}",
+        flush=True,
+    )
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import importlib.metadata as metadata
+
+    return {
+        "platform": platform.platform(),
+        "cpu": cpu,
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+        "python": platform.python_version(),
+        "bkcodec": metadata.version("bkcodec"),
+        "numpy": np.__version__,
+        "pyarrow": pa.__version__,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: small data, short timings, no Spark")
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of lines")
+    parser.add_argument("--no-spark", dest="spark", action="store_false", help="skip the Spark comparison")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when any target is missed")
+    args = parser.parse_args(argv)
+
+    # Spark workers must run this interpreter (the one bkcodec is installed in).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+    run = Run(args.quick, args.spark, emit=(lambda r: None) if args.json else print_line)
+    started = time.perf_counter()
+    for section in (compare_checksums, compare_decode_entries, compare_files, compare_spark):
+        section(run)
+    elapsed = time.perf_counter() - started
+
+    misses = [r.key for r in run.results if r.status == "MISS"]
+    if args.json:
+        document = {
+            "machine": machine(),
+            "quick": args.quick,
+            "seconds": round(elapsed, 1),
+            "comparisons": [asdict(r) for r in run.results],
+        }
+        print(json.dumps(document, indent=2))
+    else:
+        passed = sum(r.status == "PASS" for r in run.results)
+        summary = f"{passed} PASS, {len(misses)} MISS, {elapsed:.0f} s"
+        if hasattr(os, "getloadavg"):
+            # Other work on the machine shows up in every figure; say how much there was.
+            summary += f", load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus"
+        print(f"\n{summary}" + (f"; missed: {', '.join(misses)}" if misses else ""))
+    return 1 if args.strict and misses else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
