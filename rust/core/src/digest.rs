@@ -428,22 +428,7 @@ mod tests {
     const CASTAGNOLI: u32 = 0x82F6_3B78;
     const IEEE: u32 = 0xEDB8_8320;
 
-    /// Deterministic pseudo-random bytes and numbers (xorshift64).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-        fn bytes(&mut self, n: usize) -> Vec<u8> {
-            (0..n).map(|_| self.next() as u8).collect()
-        }
-    }
+    use crate::test_rng::Rng;
 
     #[test]
     fn fast_paths_match_reference_at_every_length_and_alignment() {

@@ -125,21 +125,7 @@ mod tests {
     use super::*;
     use crate::entry::EntryHeader;
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n.max(1) as u64) as usize
-        }
-        fn bytes(&mut self, n: usize) -> Vec<u8> {
-            (0..n).map(|_| self.next() as u8).collect()
-        }
-    }
+    use crate::test_rng::Rng;
 
     /// Selector byte for [`entry_decoders`].
     fn selector(dt: Option<DigestType>, password: &[u8]) -> u8 {

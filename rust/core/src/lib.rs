@@ -12,6 +12,8 @@ pub mod entry;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
+#[cfg(test)]
+mod test_rng;
 pub mod ledger_id;
 
 // Ledger metadata, bookie ids and the wire protocol.

@@ -255,19 +255,7 @@ mod tests {
         assert_eq!(flagged.column_by_name("error").unwrap().null_count(), 4);
     }
 
-    /// Deterministic pseudo-random numbers (xorshift64).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
+    use crate::test_rng::Rng;
 
     /// Good, damaged, truncated and garbage entries of V1 ledgers (each with its own
     /// digest type) and V2 entries of any type, interleaved, with nulls.

@@ -530,21 +530,9 @@ fn validation_of_built_values() {
 
 // ---------------------------------------------------------------- round trips
 
-struct XorShift(u64);
+use crate::test_rng::Rng as XorShift;
 
 impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn byte(&mut self) -> u8 {
-        self.next() as u8
-    }
     fn i64(&mut self) -> i64 {
         match self.below(4) {
             0 => self.next() as i64,

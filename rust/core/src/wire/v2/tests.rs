@@ -253,19 +253,7 @@ fn return_code_mapping() {
     assert_eq!(return_code_name(-100), None, "IllegalOpException never goes on the wire");
 }
 
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use crate::test_rng::Rng as XorShift;
 
 fn sample_frames(rng: &mut XorShift) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
     let entry: Vec<u8> = {
@@ -329,10 +317,10 @@ fn random_frames_round_trip_and_mutations_never_panic() {
         for frame in requests.iter().chain(&responses) {
             for _ in 0..20 {
                 let mut m = frame.clone();
-                let i = rng.below(m.len() as u64) as usize;
+                let i = rng.below(m.len());
                 m[i] = rng.next() as u8;
                 if rng.below(4) == 0 {
-                    m.truncate(rng.below(m.len() as u64 + 1) as usize);
+                    m.truncate(rng.below(m.len() + 1));
                 }
                 outcomes[decode_request(&m, MAX).is_ok() as usize] += 1;
                 outcomes[decode_response(&m, MAX).is_ok() as usize] += 1;
