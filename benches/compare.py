@@ -371,6 +371,7 @@ def compare_spark(run: Run) -> None:
         frame = _spark.cached_entries_frame(spark, column)
         decode = _spark.decode_seconds(frame, repeats=3)
         passthrough = _spark.passthrough_seconds(frame, repeats=3)
+        scan = _spark.scan_seconds(frame, repeats=3)
     run.compare(
         key,
         name,
@@ -383,6 +384,7 @@ def compare_spark(run: Run) -> None:
             "spark_cores": 1,
             "decoded_by": _spark.decode_path(),
             "passthrough_entries_per_s": count / passthrough,
+            "jvm_scan_entries_per_s": count / scan,
         },
     )
     run.compare(
@@ -390,6 +392,14 @@ def compare_spark(run: Run) -> None:
         "Spark mapInArrow passthrough (no decode) vs in-process decode",
         "entries/s",
         ("passthrough", count / passthrough),
+        ("in-process", count / in_process),
+        {"entries": count},
+    )
+    run.compare(
+        "spark-jvm-scan-vs-in-process",
+        "Spark alone reading the cached entries (no Python) vs in-process decode",
+        "entries/s",
+        ("JVM scan", count / scan),
         ("in-process", count / in_process),
         {"entries": count},
     )
