@@ -438,7 +438,7 @@ mod tests {
         match rng.below(12) {
             0 => rng.below(5000),
             1 => 0,
-            2 => [1023, 1024, 1025][rng.below(3)],
+            2 => [511, 512, 513, 1023, 1024, 1025][rng.below(6)],
             3 => rng.below(8),
             _ => rng.below(300),
         }
@@ -483,8 +483,12 @@ mod tests {
         let mut rng = Rng(11);
         for round in 0..400 {
             let count = round % 41;
-            // Entry headers: V1 (32 bytes before the digest), V2 (41), and odd ones.
-            let heads: Vec<Vec<u8>> = (0..count).map(|_| { let n = [0, 7, 32, 41, 32, 41][rng.below(6)]; rng.bytes(n) }).collect();
+            // Entry headers: V1 (32 bytes before the digest), V2 (41), and odd ones;
+            // in half the rounds all of one length, as in a batch of entries.
+            let head_len = [7, 32, 41][round / 2 % 3];
+            let heads: Vec<Vec<u8>> = (0..count)
+                .map(|_| { let n = if round % 2 == 0 { head_len } else { [0, 7, 32, 41, 32, 41][rng.below(6)] }; rng.bytes(n) })
+                .collect();
             let same_length = round % 3 == 0;
             let shared = rng.below(200);
             let tails: Vec<Vec<u8>> = (0..count)

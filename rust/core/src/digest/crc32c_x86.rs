@@ -134,79 +134,115 @@ pub(crate) fn crc32_words(crc: u32, data: &[u8]) -> u32 {
 /// (three cycles) times its throughput (two a cycle).
 pub(crate) const STREAMS: usize = 6;
 
-/// Messages up to this long are interleaved with others; from here on a message
-/// alone on the folding path is faster.
-pub(crate) const INTERLEAVE_MAX: usize = 1024;
+/// Groups of messages up to this long are interleaved; from here on a message
+/// alone on the folding path is as fast.
+pub(crate) const INTERLEAVE_MAX: usize = 512;
 
-/// `N` CRC registers advanced over their messages as one instruction stream for
+/// Six CRC registers advanced over their messages as one instruction stream for
 /// the words all of them have, then each message's rest.
 #[target_feature(enable = "sse4.2")]
 #[inline]
-fn interleaved<const N: usize>(registers: [u32; N], data: [&[u8]; N]) -> [u32; N] {
-    let words = data.iter().map(|d| d.len() / 8).min().unwrap_or(0);
-    let mut c = registers.map(u64::from);
+fn interleaved(registers: [u32; STREAMS], data: [&[u8]; STREAMS]) -> [u32; STREAMS] {
+    let mut words = usize::MAX;
+    for d in &data {
+        words = words.min(d.len() / 8);
+    }
+    let [d0, d1, d2, d3, d4, d5] = data;
+    let [r0, r1, r2, r3, r4, r5] = registers;
+    let [mut c0, mut c1, mut c2, mut c3, mut c4, mut c5] =
+        [u64::from(r0), u64::from(r1), u64::from(r2), u64::from(r3), u64::from(r4), u64::from(r5)];
     for w in 0..words {
-        for k in 0..N {
-            // SAFETY: w < words <= data[k].len() / 8.
-            let word = unsafe { data[k].as_ptr().add(8 * w).cast::<u64>().read_unaligned() };
-            c[k] = _mm_crc32_u64(c[k], word);
+        // SAFETY: 8·w + 8 <= 8·words <= the length of every message.
+        unsafe {
+            let at = 8 * w;
+            c0 = _mm_crc32_u64(c0, word(d0.as_ptr().add(at)));
+            c1 = _mm_crc32_u64(c1, word(d1.as_ptr().add(at)));
+            c2 = _mm_crc32_u64(c2, word(d2.as_ptr().add(at)));
+            c3 = _mm_crc32_u64(c3, word(d3.as_ptr().add(at)));
+            c4 = _mm_crc32_u64(c4, word(d4.as_ptr().add(at)));
+            c5 = _mm_crc32_u64(c5, word(d5.as_ptr().add(at)));
         }
     }
-    let mut out = [0u32; N];
-    for k in 0..N {
-        out[k] = crc32_words(c[k] as u32, &data[k][8 * words..]);
+    let mut c = [c0 as u32, c1 as u32, c2 as u32, c3 as u32, c4 as u32, c5 as u32];
+    let done = 8 * words;
+    let len = d0.len();
+    if data.iter().all(|d| d.len() == len) {
+        // Equal lengths (a V2 entry header has 41 bytes): the last bytes side by side too.
+        let mut at = done;
+        if len - at >= 4 {
+            for (c, d) in c.iter_mut().zip(data) {
+                *c = _mm_crc32_u32(*c, u32::from_le_bytes(d[at..at + 4].try_into().unwrap()));
+            }
+            at += 4;
+        }
+        if len - at >= 2 {
+            for (c, d) in c.iter_mut().zip(data) {
+                *c = _mm_crc32_u16(*c, u16::from_le_bytes(d[at..at + 2].try_into().unwrap()));
+            }
+            at += 2;
+        }
+        if len - at == 1 {
+            for (c, d) in c.iter_mut().zip(data) {
+                *c = _mm_crc32_u8(*c, d[at]);
+            }
+        }
+        return c;
     }
-    out
+    [
+        crc32_words(c[0], &d0[done..]),
+        crc32_words(c[1], &d1[done..]),
+        crc32_words(c[2], &d2[done..]),
+        crc32_words(c[3], &d3[done..]),
+        crc32_words(c[4], &d4[done..]),
+        crc32_words(c[5], &d5[done..]),
+    ]
 }
 
-/// [`super::crc32c_append_many`] with SSE4.2: short messages six at a time.
+/// [`super::crc32c_append_many`] with SSE4.2: six short messages at a time.
 #[target_feature(enable = "sse4.2")]
 pub(crate) fn append_many(values: &mut [u32], messages: &[&[u8]]) {
-    let mut group = [0usize; STREAMS];
-    let mut filled = 0;
-    for (i, m) in messages.iter().enumerate() {
-        if m.len() > INTERLEAVE_MAX {
-            values[i] = super::crc32c_append(values[i], m);
-            continue;
-        }
-        group[filled] = i;
-        filled += 1;
-        if filled == STREAMS {
-            let out = interleaved(group.map(|k| !values[k]), group.map(|k| messages[k]));
-            for (&k, c) in group.iter().zip(out) {
-                values[k] = !c;
+    let mut groups = values.chunks_exact_mut(STREAMS).zip(messages.chunks_exact(STREAMS));
+    for (v, m) in &mut groups {
+        let m: &[&[u8]; STREAMS] = m.try_into().unwrap();
+        let v: &mut [u32; STREAMS] = v.try_into().unwrap();
+        if m.iter().all(|m| m.len() <= INTERLEAVE_MAX) {
+            let c = interleaved([!v[0], !v[1], !v[2], !v[3], !v[4], !v[5]], *m);
+            for (v, c) in v.iter_mut().zip(c) {
+                *v = !c;
             }
-            filled = 0;
+        } else {
+            for (v, m) in v.iter_mut().zip(m) {
+                *v = super::crc32c_append(*v, m);
+            }
         }
     }
-    for &k in &group[..filled] {
-        values[k] = !crc32_words(!values[k], messages[k]);
+    let done = values.len() / STREAMS * STREAMS;
+    for (v, m) in values[done..].iter_mut().zip(&messages[done..]) {
+        *v = super::crc32c_append(*v, m);
     }
 }
 
-/// [`super::crc32c_concat_many`] with SSE4.2: short messages six at a time.
+/// [`super::crc32c_concat_many`] with SSE4.2: six short messages at a time.
 #[target_feature(enable = "sse4.2")]
 pub(crate) fn concat_many(out: &mut [u32], heads: &[&[u8]], tails: &[&[u8]]) {
-    let mut group = [0usize; STREAMS];
-    let mut filled = 0;
-    for (i, (h, t)) in heads.iter().zip(tails).enumerate() {
-        if t.len() > INTERLEAVE_MAX {
-            out[i] = super::crc32c_append(super::crc32c(h), t);
-            continue;
-        }
-        group[filled] = i;
-        filled += 1;
-        if filled == STREAMS {
-            let c = interleaved([!0; STREAMS], group.map(|k| heads[k]));
-            let c = interleaved(c, group.map(|k| tails[k]));
-            for (&k, c) in group.iter().zip(c) {
-                out[k] = !c;
+    let mut groups = out.chunks_exact_mut(STREAMS).zip(heads.chunks_exact(STREAMS)).zip(tails.chunks_exact(STREAMS));
+    for ((o, h), t) in &mut groups {
+        let (h, t): (&[&[u8]; STREAMS], &[&[u8]; STREAMS]) = (h.try_into().unwrap(), t.try_into().unwrap());
+        if t.iter().all(|t| t.len() <= INTERLEAVE_MAX) {
+            let c = interleaved([!0; STREAMS], *h);
+            let c = interleaved(c, *t);
+            for (o, c) in o.iter_mut().zip(c) {
+                *o = !c;
             }
-            filled = 0;
+        } else {
+            for ((o, h), t) in o.iter_mut().zip(h).zip(t) {
+                *o = super::crc32c_append(super::crc32c(h), t);
+            }
         }
     }
-    for &k in &group[..filled] {
-        out[k] = !crc32_words(crc32_words(!0, heads[k]), tails[k]);
+    let done = out.len() / STREAMS * STREAMS;
+    for ((o, h), t) in out[done..].iter_mut().zip(&heads[done..]).zip(&tails[done..]) {
+        *o = super::crc32c_append(super::crc32c(h), t);
     }
 }
 
