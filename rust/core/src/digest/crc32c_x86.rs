@@ -83,7 +83,7 @@ pub(crate) fn level() -> Level {
         2 => Level::Sse42,
         3 => Level::Avx512,
         _ => {
-            let detected = if avx512_available() {
+            let detected = if avx512_available() && balanced_for_this_cpu() {
                 Level::Avx512
             } else if is_x86_feature_detected!("sse4.2") {
                 Level::Sse42
@@ -94,6 +94,20 @@ pub(crate) fn level() -> Level {
             detected
         }
     }
+}
+
+/// Whether the kernel's even split between folding and `crc32` streams suits this
+/// CPU: AMD from Zen 5 (family 1Ah), where it was measured. Elsewhere the two
+/// sides run at other rates (Intel cores issue one `crc32` a cycle and one
+/// 512-bit multiply a cycle, so the streams would hold the folding back), and
+/// `crc-fast` keeps long messages.
+fn balanced_for_this_cpu() -> bool {
+    // CPUID leaves 0 and 1 exist on every x86-64 CPU.
+    let (vendor, signature) = (__cpuid(0), __cpuid(1).eax);
+    let amd = (vendor.ebx, vendor.edx, vendor.ecx) == (0x6874_7541, 0x6974_6E65, 0x444D_4163); // "AuthenticAMD"
+    let base_family = (signature >> 8) & 0xF;
+    let family = if base_family == 0xF { base_family + ((signature >> 20) & 0xFF) } else { base_family };
+    amd && family >= 0x1A
 }
 
 /// Whether this CPU runs [`crc32c_register_avx512`].
@@ -139,18 +153,21 @@ pub(crate) const STREAMS: usize = 6;
 pub(crate) const INTERLEAVE_MAX: usize = 512;
 
 /// Six CRC registers advanced over their messages as one instruction stream for
-/// the words all of them have, then each message's rest.
-#[target_feature(enable = "sse4.2")]
-#[inline]
-fn interleaved(registers: [u32; STREAMS], data: [&[u8]; STREAMS]) -> [u32; STREAMS] {
+/// the words all of them have, then each message's rest. Forced inline: as a
+/// call, passing six slices and registers through memory cost more than the
+/// checksums of short messages.
+///
+/// # Safety
+/// The CPU must support SSE4.2.
+#[inline(always)]
+unsafe fn interleaved(c: &mut [u32; STREAMS], data: &[&[u8]; STREAMS]) {
     let mut words = usize::MAX;
-    for d in &data {
+    for d in data {
         words = words.min(d.len() / 8);
     }
-    let [d0, d1, d2, d3, d4, d5] = data;
-    let [r0, r1, r2, r3, r4, r5] = registers;
+    let [d0, d1, d2, d3, d4, d5] = *data;
     let [mut c0, mut c1, mut c2, mut c3, mut c4, mut c5] =
-        [u64::from(r0), u64::from(r1), u64::from(r2), u64::from(r3), u64::from(r4), u64::from(r5)];
+        [u64::from(c[0]), u64::from(c[1]), u64::from(c[2]), u64::from(c[3]), u64::from(c[4]), u64::from(c[5])];
     for w in 0..words {
         // SAFETY: 8·w + 8 <= 8·words <= the length of every message.
         unsafe {
@@ -163,7 +180,7 @@ fn interleaved(registers: [u32; STREAMS], data: [&[u8]; STREAMS]) -> [u32; STREA
             c5 = _mm_crc32_u64(c5, word(d5.as_ptr().add(at)));
         }
     }
-    let mut c = [c0 as u32, c1 as u32, c2 as u32, c3 as u32, c4 as u32, c5 as u32];
+    *c = [c0 as u32, c1 as u32, c2 as u32, c3 as u32, c4 as u32, c5 as u32];
     let done = 8 * words;
     let len = d0.len();
     if data.iter().all(|d| d.len() == len) {
@@ -186,16 +203,11 @@ fn interleaved(registers: [u32; STREAMS], data: [&[u8]; STREAMS]) -> [u32; STREA
                 *c = _mm_crc32_u8(*c, d[at]);
             }
         }
-        return c;
+    } else {
+        for (c, d) in c.iter_mut().zip(data) {
+            *c = crc32_words(*c, &d[done..]);
+        }
     }
-    [
-        crc32_words(c[0], &d0[done..]),
-        crc32_words(c[1], &d1[done..]),
-        crc32_words(c[2], &d2[done..]),
-        crc32_words(c[3], &d3[done..]),
-        crc32_words(c[4], &d4[done..]),
-        crc32_words(c[5], &d5[done..]),
-    ]
 }
 
 /// [`super::crc32c_append_many`] with SSE4.2: six short messages at a time.
@@ -206,7 +218,9 @@ pub(crate) fn append_many(values: &mut [u32], messages: &[&[u8]]) {
         let m: &[&[u8]; STREAMS] = m.try_into().unwrap();
         let v: &mut [u32; STREAMS] = v.try_into().unwrap();
         if m.iter().all(|m| m.len() <= INTERLEAVE_MAX) {
-            let c = interleaved([!v[0], !v[1], !v[2], !v[3], !v[4], !v[5]], *m);
+            let mut c = v.map(|v| !v);
+            // SAFETY: this function's target feature.
+            unsafe { interleaved(&mut c, m) };
             for (v, c) in v.iter_mut().zip(c) {
                 *v = !c;
             }
@@ -229,8 +243,12 @@ pub(crate) fn concat_many(out: &mut [u32], heads: &[&[u8]], tails: &[&[u8]]) {
     for ((o, h), t) in &mut groups {
         let (h, t): (&[&[u8]; STREAMS], &[&[u8]; STREAMS]) = (h.try_into().unwrap(), t.try_into().unwrap());
         if t.iter().all(|t| t.len() <= INTERLEAVE_MAX) {
-            let c = interleaved([!0; STREAMS], *h);
-            let c = interleaved(c, *t);
+            let mut c = [!0; STREAMS];
+            // SAFETY: this function's target feature.
+            unsafe {
+                interleaved(&mut c, h);
+                interleaved(&mut c, t);
+            }
             for (o, c) in o.iter_mut().zip(c) {
                 *o = !c;
             }
@@ -248,8 +266,10 @@ pub(crate) fn concat_many(out: &mut [u32], heads: &[&[u8]], tails: &[&[u8]]) {
 
 // --- AVX-512 folding with `crc32` streams -------------------------------------------
 
-/// Messages shorter than this run the `crc32` instruction alone.
-pub(crate) const FOLD_MIN: usize = 64;
+/// Messages shorter than this run the `crc32` instruction alone: up to 21 of
+/// them, with a call or two in flight, issue faster than the folding path's
+/// set-up and reduction.
+pub(crate) const FOLD_MIN: usize = 176;
 
 /// Bytes per fold step of the four fold registers.
 const STEP: usize = 256;
@@ -262,6 +282,24 @@ const SHIFT_64: [u64; 2] = lane_shift(64);
 const SHIFT_48: [u64; 2] = lane_shift(48);
 const SHIFT_32: [u64; 2] = lane_shift(32);
 const SHIFT_16: [u64; 2] = lane_shift(16);
+
+/// For a tail of `t` bytes (8 <= t < 64): the multipliers moving the four lanes of
+/// the last fold register to its end, lane `j` by 48 − 16·j + t bytes.
+const END_SHIFTS: [[u64; 8]; 64] = {
+    let mut table = [[0; 8]; 64];
+    let mut t = 8;
+    while t < 64 {
+        let mut j = 0;
+        while j < 4 {
+            let k = lane_shift(48 - 16 * j + t);
+            table[t][2 * j] = k[0];
+            table[t][2 * j + 1] = k[1];
+            j += 1;
+        }
+        t += 1;
+    }
+    table
+};
 
 /// A 512-bit vector of one 128-bit lane pattern `[low, high]` repeated.
 #[target_feature(enable = "avx512f")]
@@ -451,16 +489,27 @@ pub(crate) fn crc32c_register_avx512(crc: u32, data: &[u8]) -> u32 {
             acc = fold(acc, k64, load(rest.as_ptr()));
             rest = &rest[64..];
         }
-        // Lanes 0..2 moved onto lane 3, which keeps its value; then the four added.
-        let [k48, k32, k16] = [SHIFT_48, SHIFT_32, SHIFT_16];
-        let k = vector([k48[0], k48[1], k32[0], k32[1], k16[0], k16[1], 0, 0]);
-        let moved = fold(acc, k, _mm512_maskz_mov_epi64(0xC0, acc));
+        // The four lanes moved onto the last, then added. A tail of a word or more
+        // is not run after them (a chain of up to ten `crc32`s): the lanes move
+        // past it too, and its CRC from zero, computed meanwhile, is added.
+        let tail = rest.len();
+        let moved = if tail >= 8 {
+            fold(acc, vector(END_SHIFTS[tail]), _mm512_setzero_si512())
+        } else {
+            let [k48, k32, k16] = [SHIFT_48, SHIFT_32, SHIFT_16];
+            let k = vector([k48[0], k48[1], k32[0], k32[1], k16[0], k16[1], 0, 0]);
+            fold(acc, k, _mm512_maskz_mov_epi64(0xC0, acc))
+        };
         let half = _mm256_xor_si256(_mm512_castsi512_si256(moved), _mm512_extracti64x4_epi64::<1>(moved));
         let lane = _mm_xor_si128(_mm256_castsi256_si128(half), _mm256_extracti128_si256::<1>(half));
         // The CRC of the 16 bytes the lane stands for.
         let c = _mm_crc32_u64(0, _mm_cvtsi128_si64(lane) as u64);
-        let c = _mm_crc32_u64(c, _mm_extract_epi64::<1>(lane) as u64);
-        crc32_words(c as u32, rest)
+        let c = _mm_crc32_u64(c, _mm_extract_epi64::<1>(lane) as u64) as u32;
+        if tail >= 8 {
+            c ^ crc32_words(0, rest)
+        } else {
+            crc32_words(c, rest)
+        }
     }
 }
 
@@ -494,8 +543,28 @@ mod tests {
                 assert_eq!(Block::<I>::STREAM_SHIFTS[i], x_pow_bitwise(8 * bytes as u64 - 97) as u64);
             }
         }
+        for t in 8..64 {
+            for j in 0..4 {
+                assert_eq!(END_SHIFTS[t][2 * j..2 * j + 2], lanes(48 - 16 * j + t), "tail {t} lane {j}");
+            }
+        }
         check_block::<16>(lanes);
         check_block::<8>(lanes);
         check_block::<2>(lanes);
+    }
+
+    #[test]
+    fn level_matches_the_cpu() {
+        let expected = if avx512_available() && balanced_for_this_cpu() {
+            Level::Avx512
+        } else if is_x86_feature_detected!("sse4.2") {
+            Level::Sse42
+        } else {
+            Level::Portable
+        };
+        // Twice: detected, then cached.
+        assert_eq!(level(), expected);
+        assert_eq!(level(), expected);
+        eprintln!("CRC-32C level on this CPU: {expected:?}");
     }
 }
