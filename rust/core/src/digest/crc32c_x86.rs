@@ -98,9 +98,8 @@ pub(crate) fn level() -> Level {
 
 /// Whether the kernel's even split between folding and `crc32` streams suits this
 /// CPU: AMD from Zen 5 (family 1Ah), where it was measured. Elsewhere the two
-/// sides run at other rates (Intel cores issue one `crc32` a cycle and one
-/// 512-bit multiply a cycle, so the streams would hold the folding back), and
-/// `crc-fast` keeps long messages.
+/// sides run at other rates (Intel cores issue `crc32` once a cycle, so the
+/// streams would hold the folding back), and `crc-fast` keeps long messages.
 fn balanced_for_this_cpu() -> bool {
     // CPUID leaves 0 and 1 exist on every x86-64 CPU.
     let (vendor, signature) = (__cpuid(0), __cpuid(1).eax);
@@ -110,8 +109,9 @@ fn balanced_for_this_cpu() -> bool {
     amd && family >= 0x1A
 }
 
-/// Whether this CPU runs [`crc32c_register_avx512`].
-fn avx512_available() -> bool {
+/// Whether this CPU runs [`crc32c_register_avx512`] (correctly, if not
+/// necessarily fast: see [`balanced_for_this_cpu`]).
+pub(crate) fn avx512_available() -> bool {
     is_x86_feature_detected!("avx512f")
         && is_x86_feature_detected!("vpclmulqdq")
         && is_x86_feature_detected!("sse4.2")
