@@ -21,7 +21,7 @@ use std::arch::x86_64::*;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// The reflected Castagnoli polynomial (x^32 implied).
-pub(crate) const POLY: u32 = 0x82F6_3B78;
+const POLY: u32 = 0x82F6_3B78;
 
 /// `a·b mod P` for reflected polynomials.
 const fn mul_mod_p(a: u32, b: u32) -> u32 {
@@ -39,7 +39,7 @@ const fn mul_mod_p(a: u32, b: u32) -> u32 {
 }
 
 /// `x^n mod P`, reflected, by square and multiply.
-pub(crate) const fn x_pow_mod_p(mut n: u64) -> u32 {
+const fn x_pow_mod_p(mut n: u64) -> u32 {
     let mut result = 0x8000_0000; // x^0
     let mut square = 0x4000_0000; // x^1
     while n != 0 {
@@ -56,7 +56,7 @@ pub(crate) const fn x_pow_mod_p(mut n: u64) -> u32 {
 /// its low (higher-degree) half must gain x^(8·bytes+64), its high half x^(8·bytes).
 /// A multiplier sits in the low 32 bits of its operand, which makes it worth x^32
 /// more, and the product adds one x: so each is x^33 short of its target.
-pub(crate) const fn lane_shift(bytes: usize) -> [u64; 2] {
+const fn lane_shift(bytes: usize) -> [u64; 2] {
     let bits = 8 * bytes as u64;
     [x_pow_mod_p(bits + 64 - 33) as u64, x_pow_mod_p(bits - 33) as u64]
 }
@@ -64,7 +64,7 @@ pub(crate) const fn lane_shift(bytes: usize) -> [u64; 2] {
 /// The multiplier that moves a CRC register so its message ends `bytes` further
 /// on. The register is the message times x^32; in the low 32 bits of a lane it is
 /// worth x^32 more, the multiplier too, and the product adds one x: x^(8·bytes−97).
-pub(crate) const fn register_shift(bytes: usize) -> u64 {
+const fn register_shift(bytes: usize) -> u64 {
     x_pow_mod_p(8 * bytes as u64 - 97) as u64
 }
 
@@ -146,11 +146,11 @@ pub(crate) fn crc32_words(crc: u32, data: &[u8]) -> u32 {
 
 /// Independent messages fed to the `crc32` instruction side by side: its latency
 /// (three cycles) times its throughput (two a cycle).
-pub(crate) const STREAMS: usize = 6;
+const STREAMS: usize = 6;
 
 /// Groups of messages up to this long are interleaved; from here on a message
 /// alone on the folding path is as fast.
-pub(crate) const INTERLEAVE_MAX: usize = 512;
+const INTERLEAVE_MAX: usize = 512;
 
 /// Six CRC registers advanced over their messages as one instruction stream for
 /// the words all of them have, then each message's rest. Forced inline: as a
