@@ -1,3 +1,5 @@
+import inspect
+import re
 import zlib
 
 import crc32c as crc32c_wheel
@@ -88,6 +90,66 @@ def test_rejects_bad_values_and_layouts():
     with pytest.raises(OverflowError):
         bkcodec.crc32c(b"x", 2**32)
     with pytest.raises(OverflowError):
+        bkcodec.crc32c(b"x", 2**64)
+    with pytest.raises(TypeError):
+        bkcodec.crc32c(b"x", 1.0)  # type: ignore[arg-type]
+    with pytest.raises(OverflowError):
         bkcodec.crc32(b"x", -1)
     with pytest.raises(TypeError):
         bkcodec.crc32c(memoryview(b"abcdef")[::2])
+
+
+# Exact bytes (and small bytearrays) with a positional value are checksummed
+# without general argument parsing; every other form of call must agree with it.
+
+
+@pytest.mark.parametrize("name", ["crc32c", "crc32"])
+def test_every_form_of_call_agrees(name):
+    f = getattr(bkcodec, name)
+    head = f(b"1234")
+    expected = f(b"123456789")
+
+    class Int(int):
+        pass
+
+    class Bytes(bytes):
+        pass
+
+    assert f(b"56789", head) == expected
+    assert f(b"56789", value=head) == expected
+    assert f(data=b"56789", value=head) == expected
+    assert f(value=head, data=bytearray(b"56789")) == expected
+    assert f(Bytes(b"56789"), Int(head)) == expected
+    assert f(memoryview(b"56789"), head) == expected
+    assert f(b"x", True) == f(b"x", 1)
+    assert f(bytearray()) == f(b"") == 0
+
+
+def test_large_bytearrays_are_exported_and_exact():
+    # Over 64 KiB a bytearray is read through the buffer protocol (which stops it
+    # from being resized while the GIL is released).
+    data = bytearray(range(256)) * 300
+    assert bkcodec.crc32c(data) == crc32c_wheel.crc32c(bytes(data))
+    assert bkcodec.crc32(data, 7) == zlib.crc32(bytes(data), 7)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda f: f(), "missing 1 required positional argument: 'data'"),
+        (lambda f: f(b"", 0, 1), "takes from 1 to 2 positional arguments but 3 were given"),
+        (lambda f: f(b"", foo=1), "got an unexpected keyword argument 'foo'"),
+        (lambda f: f(b"", data=b""), "got multiple values for argument 'data'"),
+        (lambda f: f(b"", 1, value=2), "got multiple values for argument 'value'"),
+    ],
+)
+@pytest.mark.parametrize("name", ["crc32c", "crc32"])
+def test_argument_errors_read_like_pythons(name, call, message):
+    with pytest.raises(TypeError, match=re.escape(f"{name}() {message}")):
+        call(getattr(bkcodec, name))
+
+
+def test_signatures():
+    for f in (bkcodec.crc32c, bkcodec.crc32):
+        assert str(inspect.signature(f)) == "(data, value=0)"
+        assert f.__module__ == "bkcodec._bkcodec"

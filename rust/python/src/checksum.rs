@@ -1,8 +1,18 @@
 //! `crc32c` and `crc32` with BookKeeper's resume semantics.
+//!
+//! Each is a C-level `METH_FASTCALL` function rather than a `#[pyfunction]`:
+//! pyo3's argument handling costs about as much as checksumming a hundred bytes,
+//! and these are called once per short message. An exact `bytes` with an
+//! optional positional `int` is checksummed at once; any other call has its
+//! arguments parsed here and reads any buffer.
+
+use std::ffi::{c_ulong, CStr};
 
 use bkcodec_core::digest;
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyString, PyTuple};
+use pyo3::{ffi, IntoPyObjectExt};
 
 use crate::buffer::BytesInput;
 
@@ -26,22 +36,203 @@ fn with_bytes(data: &Bound<'_, PyAny>, value: u32, checksum: fn(u32, &[u8]) -> u
     }
 }
 
-/// CRC-32C of `data`, resumed from the finalized CRC `value`.
-#[pyfunction]
-#[pyo3(signature = (data, value = 0))]
-fn crc32c(data: &Bound<'_, PyAny>, value: u32) -> PyResult<u32> {
-    with_bytes(data, value, digest::crc32c_append)
+/// `name(data, value=0)` called with any arguments: parsed as Python would a
+/// function of that signature, then `checksum` of any buffer.
+///
+/// # Safety
+/// As for a `METH_FASTCALL | METH_KEYWORDS` function: `args` holds `nargs`
+/// positional values followed by one value per name in `kwnames`.
+unsafe fn checksum_any(
+    py: Python<'_>,
+    name: &str,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+    checksum: fn(u32, &[u8]) -> u32,
+) -> PyResult<u32> {
+    let nargs = nargs as usize;
+    if nargs > 2 {
+        return Err(PyTypeError::new_err(format!(
+            "{name}() takes from 1 to 2 positional arguments but {nargs} were given"
+        )));
+    }
+    // SAFETY (all `args` reads): the caller's contract.
+    let arg = |i: usize| unsafe { Bound::from_borrowed_ptr(py, *args.add(i)) };
+    let mut data = (nargs >= 1).then(|| arg(0));
+    let mut value = (nargs >= 2).then(|| arg(1));
+    if !kwnames.is_null() {
+        // SAFETY: kwnames is a tuple of strings when not null.
+        let keywords = unsafe { Bound::from_borrowed_ptr(py, kwnames) }.cast_into::<PyTuple>()?;
+        for (i, keyword) in keywords.iter().enumerate() {
+            let keyword = keyword.cast_into::<PyString>()?;
+            let slot = match keyword.to_str()? {
+                "data" => &mut data,
+                "value" => &mut value,
+                other => {
+                    return Err(PyTypeError::new_err(format!(
+                        "{name}() got an unexpected keyword argument '{other}'"
+                    )))
+                }
+            };
+            if slot.is_some() {
+                return Err(PyTypeError::new_err(format!("{name}() got multiple values for argument '{keyword}'")));
+            }
+            *slot = Some(arg(nargs + i));
+        }
+    }
+    let data = data
+        .ok_or_else(|| PyTypeError::new_err(format!("{name}() missing 1 required positional argument: 'data'")))?;
+    let value = match value {
+        Some(v) => v.extract::<u32>()?,
+        None => 0,
+    };
+    with_bytes(&data, value, checksum)
 }
 
-/// CRC-32 (zlib) of `data`, resumed from the finalized CRC `value`.
-#[pyfunction]
-#[pyo3(signature = (data, value = 0))]
-fn crc32(data: &Bound<'_, PyAny>, value: u32) -> PyResult<u32> {
-    with_bytes(data, value, digest::crc32_append)
+/// `value` as a `u32` when it is an exact `int` in range; `None` leaves the
+/// error (a wrong type, a negative or too large number) to [`checksum_any`].
+///
+/// # Safety
+/// The GIL must be held and `value` a valid object.
+unsafe fn exact_u32(value: *mut ffi::PyObject) -> Option<u32> {
+    if unsafe { ffi::PyLong_CheckExact(value) } == 0 {
+        return None;
+    }
+    let v = unsafe { ffi::PyLong_AsUnsignedLong(value) };
+    if v == c_ulong::MAX && !unsafe { ffi::PyErr_Occurred() }.is_null() {
+        unsafe { ffi::PyErr_Clear() };
+        return None;
+    }
+    u32::try_from(v).ok()
+}
+
+/// The bytes of `data` when it is an exact `bytes`, or a `bytearray` small enough
+/// to be read with the GIL held throughout (nothing can resize it meanwhile).
+///
+/// # Safety
+/// The GIL must be held and `data` a valid object; the slice lives no longer
+/// than the caller's reference to `data` (and, for a `bytearray`, the GIL).
+#[inline(always)]
+unsafe fn direct_bytes<'a>(data: *mut ffi::PyObject) -> Option<&'a [u8]> {
+    unsafe {
+        if ffi::PyBytes_CheckExact(data) != 0 {
+            let len = ffi::Py_SIZE(data) as usize;
+            return Some(std::slice::from_raw_parts(ffi::PyBytes_AS_STRING(data).cast::<u8>(), len));
+        }
+        if ffi::PyByteArray_CheckExact(data) != 0 {
+            let len = ffi::Py_SIZE(data) as usize;
+            if len < RELEASE_GIL_ABOVE {
+                // An empty bytearray may have no storage: a null pointer is no slice.
+                let start = ffi::PyByteArray_AsString(data).cast::<u8>();
+                return Some(if len == 0 { &[] } else { std::slice::from_raw_parts(start, len) });
+            }
+        }
+        None
+    }
+}
+
+/// The entry points' body: `checksum` of an exact `bytes` (or small `bytearray`)
+/// passed alone or with a positional `int` at once, any other call through
+/// [`checksum_any`].
+///
+/// # Safety
+/// As for a `METH_FASTCALL | METH_KEYWORDS` function: the GIL is held and
+/// `args` holds `nargs` positional values followed by one per name in `kwnames`.
+#[inline(always)]
+unsafe fn checksum_call(
+    name: &str,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+    checksum: fn(u32, &[u8]) -> u32,
+) -> *mut ffi::PyObject {
+    if kwnames.is_null() && (nargs == 1 || nargs == 2) {
+        // SAFETY: the caller's contract; the caller's references keep `data` alive
+        // for the call, and only immutable `bytes` are read without the GIL.
+        unsafe {
+            let value = if nargs == 2 { exact_u32(*args.add(1)) } else { Some(0) };
+            if let (Some(bytes), Some(value)) = (direct_bytes(*args), value) {
+                let crc = if bytes.len() >= RELEASE_GIL_ABOVE {
+                    let thread = ffi::PyEval_SaveThread();
+                    let crc = checksum(value, bytes);
+                    ffi::PyEval_RestoreThread(thread);
+                    crc
+                } else {
+                    checksum(value, bytes)
+                };
+                return ffi::PyLong_FromUnsignedLong(c_ulong::from(crc));
+            }
+        }
+    }
+    // SAFETY: Python calls this with the GIL held; the rest is the caller's contract.
+    let py = unsafe { Python::assume_attached() };
+    match unsafe { checksum_any(py, name, args, nargs, kwnames, checksum) } {
+        // SAFETY: the GIL is held.
+        Ok(crc) => unsafe { ffi::PyLong_FromUnsignedLong(c_ulong::from(crc)) },
+        Err(err) => {
+            err.restore(py);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+unsafe extern "C" fn crc32c_entry(
+    _module: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: called by Python as a METH_FASTCALL | METH_KEYWORDS function.
+    unsafe { checksum_call("crc32c", args, nargs, kwnames, digest::crc32c_append) }
+}
+
+unsafe extern "C" fn crc32_entry(
+    _module: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: called by Python as a METH_FASTCALL | METH_KEYWORDS function.
+    unsafe { checksum_call("crc32", args, nargs, kwnames, digest::crc32_append) }
+}
+
+type Entry = unsafe extern "C" fn(
+    *mut ffi::PyObject,
+    *const *mut ffi::PyObject,
+    ffi::Py_ssize_t,
+    *mut ffi::PyObject,
+) -> *mut ffi::PyObject;
+
+/// Adds the function `name` to `m`.
+fn add_entry(m: &Bound<'_, PyModule>, name: &'static CStr, doc: &'static CStr, entry: Entry) -> PyResult<()> {
+    // CPython keeps a pointer to the definition for the function's lifetime.
+    let def = Box::leak(Box::new(ffi::PyMethodDef {
+        ml_name: name.as_ptr(),
+        ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: entry },
+        ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
+        ml_doc: doc.as_ptr(),
+    }));
+    let py = m.py();
+    let module_name = m.name()?.into_bound_py_any(py)?;
+    // SAFETY: the definition lives forever; module and name are valid objects.
+    let function = unsafe {
+        Bound::from_owned_ptr_or_err(py, ffi::PyCFunction_NewEx(def, m.as_ptr(), module_name.as_ptr()))?
+    };
+    m.add(name.to_str().expect("ASCII name"), function)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(crc32c, m)?)?;
-    m.add_function(wrap_pyfunction!(crc32, m)?)?;
-    Ok(())
+    // The signature line before "--" is what `inspect.signature` reads.
+    add_entry(
+        m,
+        c"crc32c",
+        c"crc32c(data, value=0)\n--\n\nCRC-32C of `data`, resumed from the finalized CRC `value`.",
+        crc32c_entry,
+    )?;
+    add_entry(
+        m,
+        c"crc32",
+        c"crc32(data, value=0)\n--\n\nCRC-32 (zlib) of `data`, resumed from the finalized CRC `value`.",
+        crc32_entry,
+    )
 }
