@@ -135,8 +135,13 @@ impl EntryLogRows {
             return Ok(());
         }
         if self.builder.append_passed(passed, Some(true)) {
-            for v in run {
-                self.push_position(v.offset, v.bytes.len() as u64);
+            if self.locations.is_some() {
+                for v in run {
+                    self.push_position(v.offset, v.bytes.len() as u64);
+                }
+            } else {
+                self.offsets.extend(run.iter().map(|v| v.offset as i64));
+                self.sizes.extend(run.iter().map(|v| v.bytes.len() as i64));
             }
         } else {
             // Row by row: the row that overflows the payload column says so.

@@ -229,10 +229,8 @@ impl JournalRows {
             return Ok(());
         }
         if self.builder.append_passed(passed, Some(true)) {
-            for v in run {
-                self.offsets.push(v.offset as i64);
-                self.sizes.push(v.bytes.len() as i64);
-            }
+            self.offsets.extend(run.iter().map(|v| v.offset as i64));
+            self.sizes.extend(run.iter().map(|v| v.bytes.len() as i64));
             self.record_types.push_n("entry", run.len());
             self.meta.push_nulls(run.len());
         } else {

@@ -284,10 +284,10 @@ impl Chain {
         }
     }
 
-    /// Moves past `[offset, end)`, the first record of an [`Chain::entry_run`] from
-    /// here, which a configured digest verified.
+    /// Moves past the first records of an [`Chain::entry_run`] from here, `[offset,
+    /// end)`, each of which a configured digest verified.
     pub(crate) fn accept_verified(&mut self, offset: usize, end: usize) {
-        assert!(offset == self.pos && !self.done && offset < end, "a verified record is the next one");
+        assert!(offset == self.pos && !self.done && offset < end, "verified records are the next ones");
         self.pos = end;
     }
 

@@ -13,7 +13,7 @@
 //! (HMAC, DUMMY) take the ordinary step.
 
 use crate::digest::{crc32c_concat_many, DigestType, Digester};
-use crate::entry::Entry;
+use crate::entry::{v2_flags, Entry, V1_HEADER_LEN, V2_HEADER_LEN};
 use crate::files::framing::{Chain, Framing, ScanOptions};
 
 /// Entries verified together.
@@ -84,43 +84,55 @@ impl KeylessVerifier {
 
     /// Sets `verdicts[i] = Some(dt)` for each entry not yet verified that `dt` verifies.
     fn verify_as(&self, dt: DigestType, entries: &[&[u8]], verdicts: &mut [Option<DigestType>]) {
-        let mut framed: [Option<Entry<'_>>; GROUP_LEN] = [None; GROUP_LEN];
-        for (i, bytes) in entries.iter().enumerate() {
-            if verdicts[i].is_none() {
-                framed[i] = Entry::frame(bytes, Some(dt));
-            }
-        }
         match dt {
-            DigestType::Crc32c => {
-                let mut heads: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
-                let mut tails: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
-                let mut rows = [0usize; GROUP_LEN];
-                let mut n = 0;
-                for (i, e) in framed.iter().enumerate() {
-                    if let Some(e) = e {
-                        heads[n] = e.header_bytes();
-                        tails[n] = e.payload();
-                        rows[n] = i;
-                        n += 1;
-                    }
-                }
-                let mut crcs = [0u32; GROUP_LEN];
-                crc32c_concat_many(&mut crcs[..n], &heads[..n], &tails[..n]);
-                for (k, &i) in rows[..n].iter().enumerate() {
-                    let stored = framed[i].as_ref().expect("framed above").digest();
-                    if stored == crcs[k].to_be_bytes() {
-                        verdicts[i] = Some(dt);
-                    }
-                }
-            }
+            DigestType::Crc32c => verify_crc32c(entries, verdicts),
             DigestType::Crc32 => {
-                for (i, e) in framed.iter().enumerate() {
-                    if e.is_some_and(|e| e.digest_matches(&self.crc32)) {
-                        verdicts[i] = Some(dt);
+                for (bytes, v) in entries.iter().zip(verdicts.iter_mut()) {
+                    if v.is_none() && Entry::frame(bytes, Some(dt)).is_some_and(|e| e.digest_matches(&self.crc32)) {
+                        *v = Some(dt);
                     }
                 }
             }
             DigestType::Hmac | DigestType::Dummy => unreachable!("only keyless types with a digest are kept"),
+        }
+    }
+}
+
+/// The flags byte of a V2 entry that declares CRC-32C.
+const CRC32C_V2_FLAGS: u8 = v2_flags(DigestType::Crc32c);
+
+/// [`KeylessVerifier::verify_as`] for CRC-32C: the entries are framed as
+/// `Entry::frame(bytes, Some(Crc32c))` frames them (a V1 entry, or a V2 entry whose
+/// flags declare CRC-32C, at least a header and a digest long), and their digests
+/// computed together.
+fn verify_crc32c(entries: &[&[u8]], verdicts: &mut [Option<DigestType>]) {
+    let mut heads: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
+    let mut tails: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
+    let mut stored = [0u32; GROUP_LEN];
+    let mut rows = [0usize; GROUP_LEN];
+    let mut n = 0;
+    for (i, (bytes, v)) in entries.iter().zip(verdicts.iter()).enumerate() {
+        let header_len = match bytes.first() {
+            Some(&first) if first & 0x80 == 0 => V1_HEADER_LEN,
+            Some(&CRC32C_V2_FLAGS) => V2_HEADER_LEN,
+            _ => continue,
+        };
+        if v.is_some() || bytes.len() < header_len + 4 {
+            continue;
+        }
+        let (head, rest) = bytes.split_at(header_len);
+        let (digest, payload) = rest.split_at(4);
+        heads[n] = head;
+        tails[n] = payload;
+        stored[n] = u32::from_be_bytes(digest.try_into().expect("4 bytes"));
+        rows[n] = i;
+        n += 1;
+    }
+    let mut crcs = [0u32; GROUP_LEN];
+    crc32c_concat_many(&mut crcs[..n], &heads[..n], &tails[..n]);
+    for k in 0..n {
+        if crcs[k] == stored[k] {
+            verdicts[rows[k]] = Some(DigestType::Crc32c);
         }
     }
 }
@@ -178,16 +190,17 @@ impl VerifiedRuns {
             return;
         }
         let mut verdicts = [None; GROUP_LEN];
-        let start = self.records[0].0;
-        self.known.retain(|k| k.0 >= start);
-        let reused = self
-            .known
-            .iter()
-            .zip(&self.records)
-            .take_while(|(k, r)| (k.0, k.1) == **r)
-            .count();
-        for (v, k) in verdicts.iter_mut().zip(&self.known[..reused]) {
-            *v = k.2;
+        let mut reused = 0;
+        if !self.known.is_empty() {
+            let start = self.records[0].0;
+            self.known.retain(|k| k.0 >= start);
+            for (v, (k, r)) in verdicts.iter_mut().zip(self.known.iter().zip(&self.records)) {
+                if (k.0, k.1) != *r {
+                    break;
+                }
+                *v = k.2;
+                reused += 1;
+            }
         }
         if reused < n {
             let mut entries: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
@@ -197,13 +210,18 @@ impl VerifiedRuns {
             self.verifier.verify(&entries[..n - reused], &mut verdicts[reused..n]);
         }
         let accepted = verdicts[..n].iter().take_while(|v| v.is_some()).count();
-        for (&(offset, end), v) in self.records[..accepted].iter().zip(&verdicts) {
-            chain.accept_verified(offset, end);
-            let digest_type = v.expect("accepted records verified");
-            out.push(VerifiedEntry { offset: offset as u64, bytes: &data[offset + 4..end], digest_type });
+        if let (Some(&(first, _)), Some(&(_, end))) = (self.records.first(), self.records[..accepted].last()) {
+            chain.accept_verified(first, end);
         }
+        out.extend(self.records[..accepted].iter().zip(&verdicts).map(|(&(offset, end), v)| VerifiedEntry {
+            offset: offset as u64,
+            bytes: &data[offset + 4..end],
+            digest_type: v.expect("accepted records verified"),
+        }));
         self.known.clear();
-        self.known.extend(self.records[accepted..].iter().zip(&verdicts[accepted..n]).map(|(&(o, e), &v)| (o, e, v)));
+        if accepted < n {
+            self.known.extend(self.records[accepted..].iter().zip(&verdicts[accepted..n]).map(|(&(o, e), &v)| (o, e, v)));
+        }
         if accepted == 0 {
             self.cooldown = self.backoff;
             self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
