@@ -405,12 +405,12 @@ mod tests {
     fn runs_give_the_rows_of_the_plain_step() {
         let mut rng = Rng(0x106F_11E5);
         let mut rows = 0;
-        for round in 0..150 {
+        for round in 0..400 {
             let mut bytes = sample_log(&mut rng, 40);
             for _ in 0..rng.below(4) {
                 damage(&mut rng, &mut bytes, 1024);
             }
-            let options = scan_options(&mut rng);
+            let options = scan_options(&mut rng, bytes.len());
             let buffer = Buffer::from_vec(bytes);
             let open = || EntryLogBatchReader::new(MappedFile::from_buffer(buffer.clone()), Some(3), options.clone()).unwrap();
             let got = collect(open());

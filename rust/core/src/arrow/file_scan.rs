@@ -215,9 +215,9 @@ pub(crate) mod test_files {
         }
     }
 
-    /// Reader settings covering payload modes, error handling, digest policies and
-    /// small batches (so runs meet batch ends).
-    pub fn scan_options(rng: &mut Rng) -> FileScanOptions {
+    /// Reader settings covering payload modes, error handling, digest policies,
+    /// small batches (so runs meet batch ends) and byte ranges of a `len`-byte file.
+    pub fn scan_options(rng: &mut Rng, len: usize) -> FileScanOptions {
         let payload = [PayloadMode::Binary, PayloadMode::BinaryView, PayloadMode::None][rng.below(3)];
         let on_error = if rng.below(3) == 0 { OnError::Raise } else { OnError::Flag };
         let (policy, password): (DigestPolicy, &[u8]) = match rng.below(6) {
@@ -241,6 +241,10 @@ pub(crate) mod test_files {
         options.verify = rng.below(5) != 0;
         options.batch_rows = [3, 17, 1000][rng.below(3)];
         options.batch_bytes = [500, 5000, 1 << 20][rng.below(3)];
+        if rng.below(3) == 0 {
+            options.start = rng.below(len + 1) as u64;
+            options.end = options.start + rng.below(len + 1) as u64;
+        }
         options
     }
 

@@ -493,12 +493,12 @@ mod tests {
     fn runs_give_the_rows_of_the_plain_step() {
         let mut rng = Rng(0x070A_11E5);
         let mut rows = 0;
-        for round in 0..150 {
+        for round in 0..400 {
             let mut bytes = sample_journal(&mut rng, 40);
             for _ in 0..rng.below(4) {
                 damage(&mut rng, &mut bytes, 512);
             }
-            let options = scan_options(&mut rng);
+            let options = scan_options(&mut rng, bytes.len());
             let padding = rng.below(2) == 0;
             let buffer = Buffer::from_vec(bytes);
             let open = || {
