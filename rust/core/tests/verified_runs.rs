@@ -489,3 +489,37 @@ fn payload_holding_records_across_a_range_end() {
     let last = first.last().unwrap();
     assert_eq!((last.0, last.0 + last.1, last.2.as_str()), (outer, embedded, "gap bad_size"));
 }
+
+/// A run cut short at an entry whose size field was enlarged over the next two
+/// records: the walk does not confirm it (the record after its end is only
+/// leniently plausible), finds a sync point inside it and resumes there (the entry
+/// reframed), off the records the run had found. The runs that follow must start from the walk, not
+/// from what the cut run found.
+#[test]
+fn walk_leaves_the_records_a_cut_run_found() {
+    let d = Digester::new(DigestType::Crc32c, b"");
+    let entry = |id: i64, lac: i64| encode_entry(&EntryHeader::new(0, 4, id, lac, 50 * (id + 1)), &[id as u8; 50], &d).unwrap();
+    let mut w = EntryLogWriter::legacy(Cursor::new(Vec::new())).unwrap();
+    let mut offsets = Vec::new();
+    for id in 0..10i64 {
+        // Entry 5 has a LAC equal to its id: plausible in step, not as a sync point.
+        let lac = if id == 5 { 5 } else { id - 1 };
+        offsets.push(w.add_entry(&entry(id, lac)).unwrap() - 4);
+    }
+    let mut bytes = w.finish_open().unwrap().into_inner();
+    // Entry 2's size field now covers entries 2, 3 and 4, ending at entry 5.
+    let (f, x) = (offsets[2] as usize, offsets[5] as usize);
+    bytes[f..f + 4].copy_from_slice(&((x - f - 4) as u32).to_be_bytes());
+    let log = EntryLog::new(&bytes);
+    let opts = ScanOptions::new().with_digest(DigestType::Crc32c, b"");
+    let plain = log_walk(&log, &opts, 0, u64::MAX, PLAIN);
+    // The walk recovers entry 2 up to entry 3 (its digest verifies there) and reads
+    // 3 and 4 again.
+    let at = |o: u64| plain.iter().find(|i| i.0 == o).map(|i| i.2.clone());
+    assert_eq!(at(offsets[2]).as_deref(), Some("entry 4/2 reframed"), "{plain:?}");
+    assert_eq!(at(offsets[3]).as_deref(), Some("entry 4/3"), "{plain:?}");
+    assert_eq!(at(offsets[5]).as_deref(), Some("entry 4/5"), "{plain:?}");
+    for drive in DRIVES {
+        assert_same(&log_walk(&log, &opts, 0, u64::MAX, drive), &plain, &format!("{drive:?}"));
+    }
+}

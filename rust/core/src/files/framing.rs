@@ -284,10 +284,15 @@ impl Chain {
         }
     }
 
+    /// Whether the walk is in step: no queued gap, not at its end.
+    pub(crate) fn in_step(&self) -> bool {
+        !self.done && self.pending.iter().all(Option::is_none)
+    }
+
     /// Moves past the first records of an [`Chain::entry_run`] from here, `[offset,
     /// end)`, each of which a configured digest verified.
     pub(crate) fn accept_verified(&mut self, offset: usize, end: usize) {
-        assert!(offset == self.pos && !self.done && offset < end, "verified records are the next ones");
+        assert!(offset == self.pos && self.in_step() && offset < end, "verified records are the next ones");
         self.pos = end;
     }
 
