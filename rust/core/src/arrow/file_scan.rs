@@ -159,3 +159,104 @@ pub(crate) const REFRAMED_MESSAGE: &str = "bad_size: the size field in front of 
 pub(crate) fn reframed_error(offset: u64) -> Error {
     Error::corrupt(offset, REFRAMED_MESSAGE)
 }
+
+/// Damaged files and reader settings for the readers' tests.
+#[cfg(test)]
+pub(crate) mod test_files {
+    use super::*;
+    use crate::arrow::PayloadMode;
+    use crate::digest::{DigestType, Digester};
+    use crate::digest_policy::DigestPolicy;
+    use crate::entry::{encode_entry, EntryHeader};
+    use crate::test_rng::Rng;
+
+    /// Ledgers 100.. of these digest types (HMAC keyed with "pw").
+    pub const LEDGER_TYPES: [DigestType; 5] =
+        [DigestType::Crc32c, DigestType::Crc32c, DigestType::Crc32, DigestType::Hmac, DigestType::Dummy];
+
+    /// An entry of ledger `100 + ledger`, mostly V1, some V2.
+    pub fn entry(rng: &mut Rng, ledger: usize, id: i64) -> Vec<u8> {
+        let size = [0usize, 5, 13, 100, 700, 2000][rng.below(6)];
+        let payload: Vec<u8> = (0..size).map(|_| rng.next() as u8).collect();
+        let scope = if rng.below(10) == 0 { 1 } else { 0 };
+        let h = EntryHeader::new(scope, 100 + ledger as i64, id, id - 1, size as i64 * (id + 1));
+        encode_entry(&h, &payload, &Digester::new(LEDGER_TYPES[ledger], b"pw")).unwrap()
+    }
+
+    /// Which ledger the next entry belongs to: long stretches of the first.
+    pub fn ledger(rng: &mut Rng) -> usize {
+        if rng.below(4) == 0 { rng.below(LEDGER_TYPES.len()) } else { 0 }
+    }
+
+    /// Flips, overwrites, zeros, inserts or cuts bytes after `from`.
+    pub fn damage(rng: &mut Rng, bytes: &mut Vec<u8>, from: usize) {
+        let len = bytes.len();
+        if len <= from + 8 {
+            return;
+        }
+        let at = from + rng.below(len - from - 8);
+        match rng.below(6) {
+            0 => bytes[at] ^= 1 << rng.below(8),
+            1 => bytes[at..at + 4].copy_from_slice(&(rng.next() as u32).to_be_bytes()),
+            2 => {
+                let n = (1 + rng.below(200)).min(len - at);
+                bytes[at..at + n].fill(0);
+            }
+            3 => {
+                let n = 1 + rng.below(100);
+                let garbage: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
+                bytes.splice(at..at, garbage);
+            }
+            4 => bytes.truncate(at),
+            _ => {
+                let n = (1 + rng.below(300)).min(len - at);
+                bytes.drain(at..at + n);
+            }
+        }
+    }
+
+    /// Reader settings covering payload modes, error handling, digest policies,
+    /// small batches (so runs meet batch ends) and byte ranges of a `len`-byte file.
+    pub fn scan_options(rng: &mut Rng, len: usize) -> FileScanOptions {
+        let payload = [PayloadMode::Binary, PayloadMode::BinaryView, PayloadMode::None][rng.below(3)];
+        let on_error = if rng.below(3) == 0 { OnError::Raise } else { OnError::Flag };
+        let (policy, password): (DigestPolicy, &[u8]) = match rng.below(6) {
+            0 => (DigestPolicy::Auto, b""),
+            1 => (DigestPolicy::Auto, b"pw"),
+            2 => (DigestPolicy::Fixed(DigestType::Crc32c), b""),
+            3 => (DigestPolicy::Fixed(DigestType::Crc32), b""),
+            4 => (DigestPolicy::Fixed(DigestType::Hmac), b"pw"),
+            _ => (DigestPolicy::Fixed(DigestType::Dummy), b""),
+        };
+        let mut digests = LedgerDigests::new(policy, password);
+        // Some ledgers named in metadata, rightly or wrongly.
+        for ledger in 100..100 + LEDGER_TYPES.len() as i64 {
+            if rng.below(4) == 0 {
+                let digest_type = [None, Some(DigestType::Crc32c), Some(DigestType::Crc32), Some(DigestType::Hmac)][rng.below(4)];
+                let password = if rng.below(2) == 0 { b"pw".to_vec() } else { b"other".to_vec() };
+                digests.insert(ledger, crate::metadata::LedgerDigestInfo { digest_type, password });
+            }
+        }
+        let mut options = FileScanOptions::new(EntryBatchOptions { payload, on_error }, digests);
+        options.verify = rng.below(5) != 0;
+        options.batch_rows = [3, 17, 1000][rng.below(3)];
+        options.batch_bytes = [500, 5000, 1 << 20][rng.below(3)];
+        if rng.below(3) == 0 {
+            options.start = rng.below(len + 1) as u64;
+            options.end = options.start + rng.below(len + 1) as u64;
+        }
+        options
+    }
+
+    /// A stream's batches, and its error as (kind, offset, detail), for comparing.
+    pub fn collect(stream: impl Iterator<Item = Result<RecordBatch>>) -> (Vec<RecordBatch>, Option<(ErrorKind, u64, String)>) {
+        let mut batches = Vec::new();
+        for b in stream {
+            match b {
+                Ok(b) => batches.push(b),
+                Err(e) => return (batches, Some((e.kind, e.offset, e.detail))),
+            }
+        }
+        (batches, None)
+    }
+}

@@ -15,9 +15,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::builder::{BinaryBuilder, StringBuilder};
+use arrow_array::builder::{BinaryBuilder, Int64Builder};
 use arrow_array::types::Int64Type;
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, Field, FieldRef, SchemaRef};
 
 use super::column::PrimitiveColumn;
@@ -26,13 +27,13 @@ use super::entry_log::torn_ids;
 use super::file_scan::{
     assemble, batch_builder, file_schema, row_capacity, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, REFRAMED_MESSAGE,
 };
-use super::mapped_file::{MappedFile, PageReleaser};
+use super::mapped_file::{MappedFile, PageWindow};
 use crate::digest::DigestType;
-use crate::digest_policy::EntryChecks;
-use crate::entry::decode_lac;
+use crate::digest_policy::{EntryChecks, ResolvedEntry};
+use crate::entry::{decode_lac, Entry};
 use crate::error::{Error, Result};
 use crate::files::journal::{self, JournalCursor, JournalItem, JournalRecord, JournalRecordKind};
-use crate::files::{entry_log, index_file, Gap, GapKind, Journal};
+use crate::files::{entry_log, index_file, Gap, GapKind, Journal, VerifiedEntry};
 use crate::ledger_digests::LedgerResolver;
 
 /// The smallest record (length field and a fence's 16 bytes), for capacity hints.
@@ -70,51 +71,179 @@ struct JournalRows {
     checks: EntryChecks,
     resolver: LedgerResolver,
     builder: EntryBatchBuilder,
-    journal_ids: PrimitiveColumn<Int64Type>,
     offsets: PrimitiveColumn<Int64Type>,
     sizes: PrimitiveColumn<Int64Type>,
-    record_types: StringBuilder,
-    master_keys: BinaryBuilder,
-    explicit_lacs: PrimitiveColumn<Int64Type>,
-    lac_blobs: BinaryBuilder,
+    record_types: RecordTypeColumn,
+    meta: MetaColumns,
 }
 
-impl JournalRows {
-    fn push_row(&mut self, offset: u64, size: u64, record_type: &str) {
-        self.journal_ids.push_option(self.journal_id);
-        self.offsets.push(offset as i64);
-        self.sizes.push(size as i64);
-        self.record_types.append_value(record_type);
+/// `record_type`, kept as runs of one name (most rows are entries) and spelled out
+/// when the batch is finished.
+#[derive(Default)]
+struct RecordTypeColumn {
+    runs: Vec<(&'static str, usize)>,
+}
+
+impl RecordTypeColumn {
+    #[inline]
+    fn push_n(&mut self, name: &'static str, n: usize) {
+        match self.runs.last_mut() {
+            Some((last, count)) if *last == name => *count += n,
+            _ => self.runs.push((name, n)),
+        }
     }
 
-    fn push_meta(&mut self, master_key: Option<&[u8]>, lac_blob: Option<&[u8]>) {
+    /// The names so far; the column is left empty.
+    fn finish(&mut self) -> Result<StringArray> {
+        let rows: usize = self.runs.iter().map(|r| r.1).sum();
+        let bytes: usize = self.runs.iter().map(|(name, n)| name.len() * n).sum();
+        if bytes > i32::MAX as usize {
+            return Err(Error::invalid_argument(format!("{rows} rows are too many for one batch's record_type column")));
+        }
+        let mut values: Vec<u8> = Vec::with_capacity(bytes);
+        let mut offsets: Vec<i32> = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        for (name, n) in self.runs.drain(..) {
+            for _ in 0..n {
+                values.extend_from_slice(name.as_bytes());
+                offsets.push(values.len() as i32);
+            }
+        }
+        Ok(StringArray::new(OffsetBuffer::new(offsets.into()), values.into(), None))
+    }
+}
+
+/// `master_key`, `explicit_lac` and `explicit_lac_blob`: null but on the few meta
+/// records, so runs of null rows are appended at once.
+#[derive(Default)]
+struct MetaColumns {
+    master_keys: BinaryBuilder,
+    explicit_lacs: Int64Builder,
+    lac_blobs: BinaryBuilder,
+    /// Null rows not appended yet.
+    nulls_owed: usize,
+}
+
+impl MetaColumns {
+    #[inline]
+    fn push_nulls(&mut self, n: usize) {
+        self.nulls_owed += n;
+    }
+
+    fn push(&mut self, master_key: Option<&[u8]>, lac_blob: Option<&[u8]>) {
+        if master_key.is_none() && lac_blob.is_none() {
+            return self.push_nulls(1);
+        }
+        self.settle();
         self.master_keys.append_option(master_key);
         // The LAC value sits before the digest, whatever the digest type.
-        self.explicit_lacs.push_option(lac_blob.and_then(|b| decode_lac(b, DigestType::Dummy).ok()).map(|l| l.lac));
+        self.explicit_lacs.append_option(lac_blob.and_then(|b| decode_lac(b, DigestType::Dummy).ok()).map(|l| l.lac));
         self.lac_blobs.append_option(lac_blob);
     }
 
-    fn append_entry(&mut self, r: &JournalRecord<'_>) -> Result<()> {
-        let size = r.payload.len() as u64;
-        if r.reframed {
-            let resolver = self.resolver.for_entry(r.payload);
-            if let Ok(resolved) = resolver.resolve(r.payload, self.checks.digest) {
+    fn settle(&mut self) {
+        if self.nulls_owed > 0 {
+            self.master_keys.append_nulls(self.nulls_owed);
+            self.explicit_lacs.append_nulls(self.nulls_owed);
+            self.lac_blobs.append_nulls(self.nulls_owed);
+            self.nulls_owed = 0;
+        }
+    }
+
+    fn finish(&mut self) -> Vec<ArrayRef> {
+        self.settle();
+        vec![
+            Arc::new(self.master_keys.finish()),
+            Arc::new(self.explicit_lacs.finish()),
+            Arc::new(self.lac_blobs.finish()),
+        ]
+    }
+}
+
+impl JournalRows {
+    #[inline]
+    fn push_row(&mut self, offset: u64, size: u64, record_type: &'static str) {
+        self.offsets.push(offset as i64);
+        self.sizes.push(size as i64);
+        self.record_types.push_n(record_type, 1);
+    }
+
+    #[inline]
+    fn push_meta(&mut self, master_key: Option<&[u8]>, lac_blob: Option<&[u8]>) {
+        self.meta.push(master_key, lac_blob);
+    }
+
+    /// Appends the row of the data entry `payload` whose length field is at
+    /// `offset`; an error is what `OnError::Raise` raises.
+    fn append_entry(&mut self, offset: u64, payload: &[u8], reframed: bool) -> Result<()> {
+        let size = payload.len() as u64;
+        if reframed {
+            let resolver = self.resolver.for_entry(payload);
+            if let Ok(resolved) = resolver.resolve(payload, self.checks.digest) {
                 if resolved.passes(self.checks) {
                     if self.on_error == OnError::Raise {
-                        return Err(reframed_error(r.offset));
+                        return Err(reframed_error(offset));
                     }
                     self.builder.append_entry_with_error(&resolved, REFRAMED_MESSAGE)?;
-                    self.push_row(r.offset, size, "entry");
+                    self.push_row(offset, size, "entry");
                     self.push_meta(None, None);
                     return Ok(());
                 }
             }
         }
         self.builder
-            .decode_append(self.resolver.for_entry(r.payload), r.payload, self.checks)
-            .map_err(|err| err.at_base(r.payload_offset()))?;
-        self.push_row(r.offset, size, "entry");
+            .decode_append(self.resolver.for_entry(payload), payload, self.checks)
+            .map_err(|err| err.at_base(offset + 4))?;
+        self.push_row(offset, size, "entry");
         self.push_meta(None, None);
+        Ok(())
+    }
+
+    /// Appends data entries the scan accepted on a keyless digest (only when this
+    /// reader verifies digests); see `EntryLogRows::append_verified`.
+    fn append_verified<'a>(&mut self, run: &[VerifiedEntry<'a>], passed: &mut Vec<Entry<'a>>) -> Result<()> {
+        debug_assert!(self.checks.digest);
+        passed.clear();
+        for (i, v) in run.iter().enumerate() {
+            let resolved = self
+                .resolver
+                .for_entry(v.bytes)
+                .try_resolve(v.bytes, false)
+                .map(|r| ResolvedEntry { entry: r.entry, digest_ok: Some(true) })
+                .filter(|r| r.entry.digest_type == v.digest_type && r.passes(self.checks));
+            match resolved {
+                Some(r) => passed.push(r.entry),
+                None => {
+                    self.append_passed(&run[i - passed.len()..i], passed)?;
+                    self.append_entry(v.offset, v.bytes, false)?;
+                }
+            }
+        }
+        self.append_passed(&run[run.len() - passed.len()..], passed)
+    }
+
+    /// Appends `passed`, the entries of `run` whose digests verified, and empties it.
+    fn append_passed(&mut self, run: &[VerifiedEntry<'_>], passed: &mut Vec<Entry<'_>>) -> Result<()> {
+        debug_assert_eq!(run.len(), passed.len());
+        if passed.is_empty() {
+            return Ok(());
+        }
+        if self.builder.append_passed(passed, Some(true)) {
+            self.offsets.extend(run.iter().map(|v| v.offset as i64));
+            self.sizes.extend(run.iter().map(|v| v.bytes.len() as i64));
+            self.record_types.push_n("entry", run.len());
+            self.meta.push_nulls(run.len());
+        } else {
+            // Row by row: the row that overflows the payload column says so.
+            for (v, entry) in run.iter().zip(passed.iter()) {
+                self.builder
+                    .append_entry(&ResolvedEntry { entry: *entry, digest_ok: Some(true) }, None)
+                    .map_err(|err| err.at_base(v.entry_offset()))?;
+                self.push_row(v.offset, v.bytes.len() as u64, "entry");
+                self.push_meta(None, None);
+            }
+        }
+        passed.clear();
         Ok(())
     }
 
@@ -145,17 +274,19 @@ impl JournalRows {
     }
 
     fn finish(&mut self, schema: &SchemaRef) -> Result<RecordBatch> {
+        // One journal per reader: its id is the same on every row.
+        let rows = self.offsets.len();
+        let journal_ids = match self.journal_id {
+            Some(id) => Int64Array::from_value(id, rows),
+            None => Int64Array::new_null(rows),
+        };
         let leading: Vec<ArrayRef> = vec![
-            Arc::new(self.journal_ids.finish()),
+            Arc::new(journal_ids),
             Arc::new(self.offsets.finish()),
             Arc::new(self.sizes.finish()),
-            Arc::new(self.record_types.finish()),
+            Arc::new(self.record_types.finish()?),
         ];
-        let trailing: Vec<ArrayRef> = vec![
-            Arc::new(self.master_keys.finish()),
-            Arc::new(self.explicit_lacs.finish()),
-            Arc::new(self.lac_blobs.finish()),
-        ];
+        let trailing = self.meta.finish();
         assemble(schema, leading, &mut self.builder, trailing)
     }
 }
@@ -170,7 +301,9 @@ pub struct JournalBatchReader {
     rows: JournalRows,
     pending: Option<Error>,
     done: bool,
-    pages: PageReleaser,
+    pages: PageWindow,
+    /// Take runs of entries the scan accepts on their digests (when verifying).
+    verified_runs: bool,
 }
 
 impl std::fmt::Debug for JournalBatchReader {
@@ -212,17 +345,15 @@ impl JournalBatchReader {
                 checks: if options.verify { EntryChecks::DIGEST } else { EntryChecks::default() },
                 resolver: options.digests.resolver(),
                 builder,
-                journal_ids: PrimitiveColumn::with_capacity(rows),
                 offsets: PrimitiveColumn::with_capacity(rows),
                 sizes: PrimitiveColumn::with_capacity(rows),
-                record_types: StringBuilder::new(),
-                master_keys: BinaryBuilder::new(),
-                explicit_lacs: PrimitiveColumn::with_capacity(rows),
-                lac_blobs: BinaryBuilder::new(),
+                record_types: RecordTypeColumn::default(),
+                meta: MetaColumns::default(),
             },
             pending: None,
             done: false,
-            pages: PageReleaser::new(options.start),
+            pages: PageWindow::new(options.start),
+            verified_runs: options.verify,
             options,
             file,
         })
@@ -240,6 +371,14 @@ impl JournalBatchReader {
         self.file.len()
     }
 
+    /// The same reader taking every item by the plain scan step (the reference the
+    /// runs are checked against).
+    #[cfg(test)]
+    pub(crate) fn without_verified_runs(mut self) -> Self {
+        self.verified_runs = false;
+        self
+    }
+
     fn next_batch(&mut self) -> Option<Result<RecordBatch>> {
         if let Some(e) = self.pending.take() {
             self.done = true;
@@ -250,7 +389,23 @@ impl JournalBatchReader {
         }
         let data = self.file.bytes();
         let mut bytes = 0usize;
+        let mut run = Vec::new();
+        let mut passed = Vec::new();
         while self.rows.builder.len() < self.options.batch_rows && bytes < self.options.batch_bytes {
+            self.pages.advance(&self.file, self.cursor.position());
+            if self.verified_runs {
+                run.clear();
+                let rows_left = self.options.batch_rows - self.rows.builder.len();
+                self.cursor.next_verified(data, rows_left, self.options.batch_bytes - bytes, &mut run);
+                if !run.is_empty() {
+                    bytes += run.iter().map(|v| v.bytes.len()).sum::<usize>();
+                    if let Err(e) = self.rows.append_verified(&run, &mut passed) {
+                        self.pending = Some(self.file.locate(e));
+                        break;
+                    }
+                    continue;
+                }
+            }
             let Some(item) = self.cursor.next_item(data) else {
                 self.done = true;
                 break;
@@ -259,7 +414,7 @@ impl JournalBatchReader {
                 JournalItem::Record(r) => match r.kind {
                     JournalRecordKind::Entry { .. } => {
                         bytes += r.payload.len();
-                        self.rows.append_entry(&r)
+                        self.rows.append_entry(r.offset, r.payload, r.reframed)
                     }
                     JournalRecordKind::Padding { .. } if !self.include_padding => Ok(()),
                     _ => {
@@ -297,5 +452,64 @@ impl Iterator for JournalBatchReader {
 impl BatchStream for JournalBatchReader {
     fn schema(&self) -> SchemaRef {
         self.schema.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arrow::file_scan::test_files::*;
+    use crate::files::JournalWriter;
+    use crate::test_rng::Rng;
+    use arrow_buffer::Buffer;
+    use std::io::Cursor;
+
+    fn sample_journal(rng: &mut Rng, count: usize) -> Vec<u8> {
+        let mut w = JournalWriter::new(Cursor::new(Vec::new()), 6, 512, 1 << 14).unwrap();
+        let mut next = [0i64; LEDGER_TYPES.len()];
+        for k in 0..count {
+            match rng.below(15) {
+                0 => {
+                    w.add_ledger_key(100, &[k as u8; 20]).unwrap();
+                }
+                1 => {
+                    w.add_fence(102).unwrap();
+                }
+                _ => {
+                    let l = ledger(rng);
+                    w.add_entry(&entry(rng, l, next[l])).unwrap();
+                    next[l] += 1;
+                }
+            }
+            if rng.below(6) == 0 {
+                w.flush().unwrap();
+            }
+        }
+        w.flush().unwrap();
+        w.finish().unwrap().into_inner()
+    }
+
+    #[test]
+    fn runs_give_the_rows_of_the_plain_step() {
+        let mut rng = Rng(0x070A_11E5);
+        let mut rows = 0;
+        for round in 0..400 {
+            let mut bytes = sample_journal(&mut rng, 40);
+            for _ in 0..rng.below(4) {
+                damage(&mut rng, &mut bytes, 512);
+            }
+            let options = scan_options(&mut rng, bytes.len());
+            let padding = rng.below(2) == 0;
+            let buffer = Buffer::from_vec(bytes);
+            let open = || {
+                JournalBatchReader::new(MappedFile::from_buffer(buffer.clone()), Some(5), padding, options.clone()).unwrap()
+            };
+            let got = collect(open());
+            let want = collect(open().without_verified_runs());
+            assert_eq!(got.1, want.1, "round {round} {options:?}");
+            assert_eq!(got.0, want.0, "round {round} {options:?}");
+            rows += got.0.iter().map(RecordBatch::num_rows).sum::<usize>();
+        }
+        assert!(rows > 2000, "{rows} rows");
     }
 }

@@ -130,6 +130,9 @@ pub(crate) trait Framing {
     /// Records whose strict form is specific enough to end a chain on their own
     /// (journal padding records, entry-log map records).
     fn is_anchor(&self, kind: Self::Kind) -> bool;
+
+    /// Records holding an entry (what a digest can confirm).
+    fn is_entry(&self, kind: Self::Kind) -> bool;
 }
 
 /// One step of the walk.
@@ -239,6 +242,58 @@ impl Chain {
     /// Where the walk stands: the next record or gap starts here.
     pub(crate) fn position(&self) -> usize {
         self.pos
+    }
+
+    /// The entry records [`Chain::next`] reaches one after another from here, as
+    /// `(offset, end)`, each of which it would accept with no decision left but
+    /// `chain_ok || verifies`: the walk is in step (no queued gap), the record starts
+    /// before the range end and ends within it, and it frames as an entry (no zeros,
+    /// fill, anchor or damage on the way). Stops after `max` records, or once their
+    /// entries add up to `budget` bytes (the record crossing it included). The walk
+    /// does not move; see [`Chain::accept_verified`].
+    ///
+    /// A caller that finds a record's digest verified may accept it without the
+    /// look-ahead: `verifies` alone confirms it, whatever `chain_ok` would say.
+    pub(crate) fn entry_run<F: Framing>(
+        &mut self,
+        f: &F,
+        data: &[u8],
+        max: usize,
+        budget: usize,
+        out: &mut Vec<(usize, usize)>,
+    ) {
+        if self.done || self.pending.iter().any(Option::is_some) {
+            return;
+        }
+        let len = data.len();
+        let mut p = self.pos;
+        let mut bytes = 0usize;
+        while out.len() < max && bytes < budget && p < self.range_end && len - p >= 4 {
+            if i32_at(data, p) == 0 || F::FILL == Some(data[p]) {
+                return;
+            }
+            self.prefetch_ahead(data, p);
+            match f.check(data, p, false) {
+                Check::Record { end, kind } if f.is_entry(kind) && !f.is_anchor(kind) && end <= self.range_end => {
+                    out.push((p, end));
+                    bytes += end - p - 4;
+                    p = end;
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// Whether the walk is in step: no queued gap, not at its end.
+    pub(crate) fn in_step(&self) -> bool {
+        !self.done && self.pending.iter().all(Option::is_none)
+    }
+
+    /// Moves past the first records of an [`Chain::entry_run`] from here, `[offset,
+    /// end)`, each of which a configured digest verified.
+    pub(crate) fn accept_verified(&mut self, offset: usize, end: usize) {
+        assert!(offset == self.pos && self.in_step() && offset < end, "verified records are the next ones");
+        self.pos = end;
     }
 
     pub(crate) fn next<F: Framing>(&mut self, f: &F, data: &[u8]) -> Option<Step<F::Kind>> {

@@ -13,6 +13,7 @@
 mod framing;
 mod plausible;
 mod runs;
+mod verified_run;
 
 pub mod entry_log;
 pub mod gap;
@@ -30,6 +31,7 @@ pub use journal::{Journal, JournalHeader, JournalItem, JournalRecord, JournalWri
 pub use last_mark::LastMark;
 pub use location::Location;
 pub use source::ByteSource;
+pub use verified_run::VerifiedEntry;
 
 use crate::error::Error;
 

@@ -9,8 +9,9 @@ use crate::files::entry_log::{EntryLog, LEDGERS_MAP_MAX_BATCH};
 use crate::files::framing::{Chain, Check, Framing, ScanOptions, Step, MAX_SYNC_RECORD};
 use crate::files::gap::{Gap, GapKind};
 use crate::files::location::Location;
-use crate::files::runs::first_not;
 use crate::files::plausible::{entry_verdict, entry_verifies, Verdict};
+use crate::files::runs::first_not;
+use crate::files::verified_run::{VerifiedEntry, VerifiedRuns};
 
 /// The smallest record: a 32-byte V1 entry header with a DUMMY digest and no payload.
 const MIN_RECORD: usize = crate::entry::V1_HEADER_LEN;
@@ -117,6 +118,10 @@ impl Framing for EntryLogFraming {
 
     fn is_anchor(&self, kind: RecordKind) -> bool {
         kind == RecordKind::LedgersMap
+    }
+
+    fn is_entry(&self, kind: RecordKind) -> bool {
+        kind == RecordKind::Entry
     }
 
     fn may_sync(&self, p: usize, kind: RecordKind) -> bool {
@@ -231,6 +236,7 @@ impl EntryLogItem<'_> {
 pub struct EntryLogCursor {
     framing: EntryLogFraming,
     chain: Chain,
+    runs: VerifiedRuns,
     data_len: usize,
 }
 
@@ -244,7 +250,8 @@ impl EntryLogCursor {
                 chain.push_front(g);
             }
         }
-        EntryLogCursor { framing, chain, data_len: data.len() }
+        let runs = VerifiedRuns::new(options);
+        EntryLogCursor { framing, chain, runs, data_len: data.len() }
     }
 
     /// The next item; `data` must be the bytes the cursor was created for.
@@ -263,6 +270,17 @@ impl EntryLogCursor {
                 EntryLogItem::Entry(LogEntry { offset: offset as u64, header, declared_digest, bytes, reframed })
             }
         })
+    }
+
+    /// The entries from here that a configured CRC-32C or CRC-32 digest verifies,
+    /// appended to `out`: at most `max`, and while their lengths add up to less than
+    /// `budget` bytes. They are the items [`next_item`](Self::next_item) would yield
+    /// (never reframed), found without looking ahead, their digests computed
+    /// together. Appends nothing when the next item is anything else; `next_item`
+    /// then takes it.
+    pub fn next_verified<'a>(&mut self, data: &'a [u8], max: usize, budget: usize, out: &mut Vec<VerifiedEntry<'a>>) {
+        assert_eq!(data.len(), self.data_len, "an entry log cursor must be driven with the bytes it was created for");
+        self.runs.next(&mut self.chain, &self.framing, data, max, budget, out);
     }
 
     /// Offset the scan has reached (the next item starts here).

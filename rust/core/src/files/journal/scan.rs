@@ -10,8 +10,9 @@ use crate::files::journal::{
     Journal, METAENTRY_ID_FENCE_KEY, METAENTRY_ID_LEDGER_EXPLICITLAC, METAENTRY_ID_LEDGER_KEY, PADDING_MASK,
     SECTOR_SIZE,
 };
-use crate::files::runs::first_not;
 use crate::files::plausible::{entry_verdict, entry_verifies, Verdict};
+use crate::files::runs::first_not;
+use crate::files::verified_run::{VerifiedEntry, VerifiedRuns};
 
 /// The smallest payload: a fence record's ledger id and entry id.
 const MIN_PAYLOAD: usize = 16;
@@ -129,6 +130,10 @@ impl Framing for JournalFraming {
 
     fn is_anchor(&self, kind: RecordKind) -> bool {
         kind == RecordKind::Padding
+    }
+
+    fn is_entry(&self, kind: RecordKind) -> bool {
+        kind == RecordKind::Entry
     }
 
     fn reframe(&self, data: &[u8], p: usize, end: usize) -> Option<RecordKind> {
@@ -282,6 +287,7 @@ impl JournalItem<'_> {
 pub struct JournalCursor {
     framing: JournalFraming,
     chain: Chain,
+    runs: VerifiedRuns,
     data_len: usize,
 }
 
@@ -295,7 +301,8 @@ impl JournalCursor {
                 chain.push_front(g);
             }
         }
-        JournalCursor { framing, chain, data_len: data.len() }
+        let runs = VerifiedRuns::new(options);
+        JournalCursor { framing, chain, runs, data_len: data.len() }
     }
 
     /// A scan that starts in step at `offset`, a known record boundary.
@@ -304,7 +311,8 @@ impl JournalCursor {
         let data = journal.data();
         let at = usize::try_from(offset).unwrap_or(usize::MAX).min(data.len());
         let chain = Chain::new(&framing, data, at, 0, u64::MAX);
-        JournalCursor { framing, chain, data_len: data.len() }
+        let runs = VerifiedRuns::new(options);
+        JournalCursor { framing, chain, runs, data_len: data.len() }
     }
 
     /// The next item; `data` must be the bytes the cursor was created for.
@@ -314,6 +322,17 @@ impl JournalCursor {
             Step::Gap(g) => JournalItem::Gap(g),
             Step::Record { offset, end, kind, reframed } => JournalItem::Record(record(data, offset, end, kind, reframed)),
         })
+    }
+
+    /// The data entries from here that a configured CRC-32C or CRC-32 digest
+    /// verifies, appended to `out`: at most `max`, and while their lengths add up to
+    /// less than `budget` bytes. They are the records [`next_item`](Self::next_item)
+    /// would yield (never reframed), found without looking ahead, their digests
+    /// computed together. Appends nothing when the next item is anything else;
+    /// `next_item` then takes it.
+    pub fn next_verified<'a>(&mut self, data: &'a [u8], max: usize, budget: usize, out: &mut Vec<VerifiedEntry<'a>>) {
+        assert_eq!(data.len(), self.data_len, "a journal cursor must be driven with the bytes it was created for");
+        self.runs.next(&mut self.chain, &self.framing, data, max, budget, out);
     }
 
     pub fn position(&self) -> u64 {
