@@ -181,8 +181,10 @@ pub fn crc32(data: &[u8]) -> u32 {
 ///
 /// Meant for many short messages (entry headers, small payloads): the `crc32`
 /// instruction has a latency of three cycles and issues twice a cycle, so six
-/// short messages are fed as one interleaved instruction stream; long ones take
-/// the single-message path. A digest over several parts (header, then payload)
+/// short messages are fed as one interleaved instruction stream. Up to 8 KiB,
+/// messages not interleaved go through the AVX-512 kernel two at a time, so that
+/// one's final reduction overlaps the other's blocks; longer ones take the
+/// single-message path. A digest over several parts (header, then payload)
 /// is two calls, the second resuming from the first.
 ///
 /// # Panics
@@ -542,8 +544,8 @@ mod tests {
 
     /// Lengths at and around every threshold of the many-message paths: the
     /// kernel's minimum, the interleaving limit, the pairing range, and long ones.
-    const MANY_EDGES: [usize; 24] =
-        [0, 1, 7, 8, 41, 175, 176, 177, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 1065, 2048, 4095, 4096, 4097, 4137, 6000];
+    const MANY_EDGES: [usize; 25] =
+        [0, 1, 7, 8, 41, 175, 176, 177, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 1065, 2048, 4096, 4137, 8191, 8192, 8193, 9000];
 
     /// `crc32c_append_many` and `crc32c_concat_many` (and their portable forms)
     /// against one message at a time, for one set of messages.
@@ -570,7 +572,7 @@ mod tests {
     #[test]
     fn many_matches_one_at_a_time_around_every_threshold() {
         let mut rng = Rng(23);
-        let data = rng.bytes(16 * 6100);
+        let data = rng.bytes(21 * 9200);
         // Every count up to 20 (each remainder of the groups of six, messages
         // waiting for a partner across groups), lengths drawn from the edges, each
         // message at its own offset.
@@ -581,7 +583,7 @@ mod tests {
             let mut heads = Vec::new();
             let mut tails = Vec::new();
             for _ in 0..count {
-                let len = if mid_only { 176 + rng.below(4096 - 176 + 1) } else { MANY_EDGES[rng.below(MANY_EDGES.len())] };
+                let len = if mid_only { 176 + rng.below(8192 - 176 + 1) } else { MANY_EDGES[rng.below(MANY_EDGES.len())] };
                 let head = [0, 7, 32, 41][rng.below(4)];
                 at += rng.below(64);
                 heads.push(&data[at..at + head]);
