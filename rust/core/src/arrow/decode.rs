@@ -2,13 +2,11 @@
 //! slices) into an [`EntryBatchBuilder`], one row per input value.
 
 use arrow_array::cast::AsArray;
-use arrow_array::Array;
+use arrow_array::{Array, GenericBinaryArray, OffsetSizeTrait};
 use arrow_schema::DataType;
 
-use super::entries::EntryBatchBuilder;
-use crate::digest::{crc32c_concat_many, DigestType};
-use crate::digest_policy::{DigestResolver, EntryChecks, ResolvedEntry};
-use crate::entry::Entry;
+use super::entries::{numbered, EntryBatchBuilder, StageEnd, StagedGroup};
+use crate::digest_policy::{DigestResolver, EntryChecks};
 use crate::error::{Error, Result};
 
 /// Appends one row per item: `None` is a null row, anything else a decoded entry
@@ -16,10 +14,10 @@ use crate::error::{Error, Result};
 /// in error messages, so a caller feeding chunks keeps the numbering of the whole input.
 ///
 /// Runs of entries whose digest type is already known are framed, verified and
-/// appended a group at a time (see [`EntryGroup`]); anything else (nulls, entries
+/// appended a group at a time (see [`StagedGroup`]); anything else (nulls, entries
 /// that fail framing, the first V1 entry of a ledger under inference) goes through
-/// [`EntryBatchBuilder::decode_append`] one at a time, after the group before it,
-/// so the resolver sees entries in input order.
+/// [`EntryBatchBuilder::decode_append`] alone, after the group before it, so the
+/// resolver sees entries in input order.
 pub fn append_entries<'a>(
     builder: &mut EntryBatchBuilder,
     resolver: &mut DigestResolver,
@@ -27,106 +25,25 @@ pub fn append_entries<'a>(
     first_index: usize,
     checks: EntryChecks,
 ) -> Result<()> {
-    let mut group = EntryGroup::new(first_index);
-    for (i, item) in entries.into_iter().enumerate() {
-        if let Some(bytes) = item {
-            // Framing alone: the digest is computed for the whole group at once.
-            if let Some(resolved) = resolver.try_resolve(bytes, false) {
-                if group.entries.is_empty() {
-                    group.first_index = first_index + i;
-                }
-                group.entries.push(resolved.entry);
-                if group.entries.len() == GROUP_LEN {
-                    group.flush(builder, resolver, checks)?;
-                }
-                continue;
+    let mut items = entries.into_iter();
+    let mut group = StagedGroup::new();
+    let mut index = first_index;
+    loop {
+        let end = builder.stage(resolver, &mut items, &mut group, index, checks);
+        index += group.len();
+        builder.append_staged(resolver, &mut group, checks)?;
+        match end {
+            StageEnd::Full => {}
+            StageEnd::Exhausted => return Ok(()),
+            StageEnd::Item(None) => {
+                builder.append_null();
+                index += 1;
+            }
+            StageEnd::Item(Some(bytes)) => {
+                builder.decode_append(resolver, bytes, checks).map_err(|e| numbered(e, index))?;
+                index += 1;
             }
         }
-        group.flush(builder, resolver, checks)?;
-        match item {
-            None => builder.append_null(),
-            Some(bytes) => builder
-                .decode_append(resolver, bytes, checks)
-                .map_err(|e| numbered(e, first_index + i))?,
-        }
-    }
-    group.flush(builder, resolver, checks)
-}
-
-/// Entries per group: enough to keep three CRC streams going and to spread each
-/// column's capacity check and validity update over many rows.
-const GROUP_LEN: usize = 12;
-
-/// Consecutive framed entries waiting for their digests. Small CRC-32C digests are
-/// computed three messages at a time (the `crc32` instruction has a latency of
-/// three cycles and a throughput of one), and a group whose entries all pass is
-/// appended column by column.
-struct EntryGroup<'a> {
-    entries: Vec<Entry<'a>>,
-    /// Input index of `entries[0]`, for error messages.
-    first_index: usize,
-}
-
-impl<'a> EntryGroup<'a> {
-    fn new(first_index: usize) -> Self {
-        EntryGroup { entries: Vec::with_capacity(GROUP_LEN), first_index }
-    }
-
-    fn flush(&mut self, builder: &mut EntryBatchBuilder, resolver: &mut DigestResolver, checks: EntryChecks) -> Result<()> {
-        if self.entries.is_empty() {
-            return Ok(());
-        }
-        let entries = &self.entries[..];
-        let mut digest_ok = [true; GROUP_LEN];
-        if checks.digest {
-            verify_digests(resolver, entries, &mut digest_ok);
-        }
-        let ids_pass = |e: &Entry<'_>| {
-            checks.ledger_id.is_none_or(|l| l == e.header.ledger_id)
-                && checks.entry_id.is_none_or(|id| id == e.header.entry_id)
-        };
-        let verdict = checks.digest.then_some(true);
-        let all_pass = digest_ok[..entries.len()].iter().all(|&ok| ok) && entries.iter().all(ids_pass);
-        if !(all_pass && builder.append_passed(entries, verdict)) {
-            // Row by row: a bad entry takes the path that says why (and, under
-            // `Raise`, stops after the rows before it), as do payloads over the
-            // column's limit.
-            for (k, entry) in entries.iter().enumerate() {
-                let result = if digest_ok[k] && ids_pass(entry) {
-                    builder.append_entry(&ResolvedEntry { entry: *entry, digest_ok: verdict }, None)
-                } else {
-                    builder.decode_append_bad(resolver, entry.as_bytes(), checks)
-                };
-                result.map_err(|e| numbered(e, self.first_index + k))?;
-            }
-        }
-        self.entries.clear();
-        Ok(())
-    }
-}
-
-/// Sets `ok[k]` to whether entry `k`'s stored digest matches, the CRC-32C entries
-/// computed together as interleaved streams.
-#[inline]
-fn verify_digests(resolver: &DigestResolver, entries: &[Entry<'_>], ok: &mut [bool; GROUP_LEN]) {
-    let mut headers: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
-    let mut payloads: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
-    let mut crc_rows = [0usize; GROUP_LEN];
-    let mut crcs = 0;
-    for (k, entry) in entries.iter().enumerate() {
-        if entry.digest_type == DigestType::Crc32c {
-            headers[crcs] = entry.header_bytes();
-            payloads[crcs] = entry.payload();
-            crc_rows[crcs] = k;
-            crcs += 1;
-        } else {
-            ok[k] = entry.digest_matches(resolver.digester(entry.digest_type));
-        }
-    }
-    let mut values = [0u32; GROUP_LEN];
-    crc32c_concat_many(&mut values[..crcs], &headers[..crcs], &payloads[..crcs]);
-    for (&k, value) in crc_rows[..crcs].iter().zip(values) {
-        ok[k] = entries[k].digest() == value.to_be_bytes();
     }
 }
 
@@ -140,16 +57,8 @@ pub fn append_entry_array(
     checks: EntryChecks,
 ) -> Result<()> {
     match array.data_type() {
-        DataType::Binary => {
-            let a = array.as_binary::<i32>();
-            builder.set_view_sources(std::slice::from_ref(a.values()));
-            append_entries(builder, resolver, a.iter(), first_index, checks)
-        }
-        DataType::LargeBinary => {
-            let a = array.as_binary::<i64>();
-            builder.set_view_sources(std::slice::from_ref(a.values()));
-            append_entries(builder, resolver, a.iter(), first_index, checks)
-        }
+        DataType::Binary => append_binary_array(builder, resolver, array.as_binary::<i32>(), first_index, checks),
+        DataType::LargeBinary => append_binary_array(builder, resolver, array.as_binary::<i64>(), first_index, checks),
         DataType::BinaryView => {
             let a = array.as_binary_view();
             builder.set_view_sources(a.data_buffers());
@@ -158,6 +67,30 @@ pub fn append_entry_array(
         other => Err(Error::invalid_argument(format!(
             "entries must be binary, large_binary or binary_view, not {other}"
         ))),
+    }
+}
+
+/// The values of a `binary` or `large_binary` array straight from its offsets (the
+/// array may be a slice: its offsets are the slice's, its value buffer whole).
+fn append_binary_array<O: OffsetSizeTrait>(
+    builder: &mut EntryBatchBuilder,
+    resolver: &mut DigestResolver,
+    array: &GenericBinaryArray<O>,
+    first_index: usize,
+    checks: EntryChecks,
+) -> Result<()> {
+    builder.set_view_sources(std::slice::from_ref(array.values()));
+    let values = array.values().as_slice();
+    // Offsets out of order or past the buffer (an array that breaks Arrow's rules)
+    // read as an empty entry, which is reported as truncated.
+    let value = move |w: &[O]| values.get(w[0].as_usize()..w[1].as_usize()).unwrap_or_default();
+    let offsets = array.value_offsets().windows(2);
+    match array.nulls().filter(|n| n.null_count() > 0) {
+        None => append_entries(builder, resolver, offsets.map(|w| Some(value(w))), first_index, checks),
+        Some(nulls) => {
+            let items = offsets.zip(nulls.iter()).map(|(w, valid)| valid.then(|| value(w)));
+            append_entries(builder, resolver, items, first_index, checks)
+        }
     }
 }
 
@@ -178,12 +111,6 @@ pub fn entry_bytes(array: &dyn Array) -> usize {
         DataType::BinaryView => array.as_binary_view().views().iter().map(|v| *v as u32 as usize).sum(),
         _ => 0,
     }
-}
-
-/// Names the input item an error came from, keeping its kind and offset.
-fn numbered(e: Error, index: usize) -> Error {
-    let detail = format!("entry {index}: {}", e.detail);
-    e.with_detail(detail)
 }
 
 #[cfg(test)]
