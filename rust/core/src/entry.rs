@@ -234,7 +234,7 @@ fn v1_fields<const N: usize>(head: &[u8; N], at: usize) -> EntryHeader {
 /// A big-endian i64 at a constant offset of a fixed-size header (the bounds check
 /// folds away).
 #[inline(always)]
-fn be_i64<const N: usize>(head: &[u8; N], at: usize) -> i64 {
+pub(crate) fn be_i64<const N: usize>(head: &[u8; N], at: usize) -> i64 {
     let mut b = [0u8; 8];
     b.copy_from_slice(&head[at..at + 8]);
     i64::from_be_bytes(b)

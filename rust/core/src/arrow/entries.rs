@@ -25,8 +25,8 @@ use super::column::PrimitiveColumn;
 use super::payload::{PayloadColumnBuilder, PayloadMode};
 use crate::bytes::i64_at;
 use crate::digest::{crc32c_concat_many, DigestType};
-use crate::digest_policy::{DigestResolver, EntryChecks, ResolvedEntry};
-use crate::entry::{parse_v2_flags, Entry, EntryFormat};
+use crate::digest_policy::{DigestPolicy, DigestResolver, EntryChecks, ResolvedEntry};
+use crate::entry::{be_i64, parse_v2_flags, v2_flags, Entry, EntryFormat, V1_HEADER_LEN, V2_HEADER_LEN};
 use crate::error::{Error, ErrorKind, Result};
 
 /// What happens to an entry that cannot be decoded or fails its checks.
@@ -251,6 +251,9 @@ pub(crate) struct StagedGroup<'a> {
     all_crc32c: bool,
     /// Digest type of each entry, to verify the others and to re-frame on the slow path.
     digest_types: [DigestType; GROUP_LEN],
+    /// Whether the `digest_type` codes are in their column's slots (else every
+    /// entry is CRC-32C, and appending the group writes the codes).
+    codes_staged: bool,
 }
 
 /// Why [`EntryBatchBuilder::stage`] stopped.
@@ -276,6 +279,7 @@ impl<'a> StagedGroup<'a> {
             stored_crcs: [0; GROUP_LEN],
             all_crc32c: true,
             digest_types: [DigestType::Dummy; GROUP_LEN],
+            codes_staged: true,
         }
     }
 
@@ -420,10 +424,38 @@ impl EntryBatchBuilder {
         first_index: usize,
         checks: EntryChecks,
     ) -> StageEnd<'a> {
+        // One loop per policy, so a fixed type's lengths are constants in it.
+        macro_rules! stage_with {
+            ($frame:expr) => {
+                if checks.digest {
+                    self.stage_framed::<true>(items, group, first_index, $frame)
+                } else {
+                    self.stage_framed::<false>(items, group, first_index, $frame)
+                }
+            };
+        }
+        match resolver.policy() {
+            DigestPolicy::Fixed(DigestType::Crc32c) if checks.digest => self.stage_crc32c(items, group, first_index),
+            DigestPolicy::Fixed(dt) => stage_with!(|b| Entry::frame(b, Some(dt))),
+            DigestPolicy::Auto => stage_with!(|b| resolver.try_resolve(b, false).map(|r| r.entry)),
+        }
+    }
+
+    /// [`stage`](Self::stage) with `frame` framing an entry as the resolver would;
+    /// `VERIFY` is `checks.digest`.
+    #[inline(always)]
+    fn stage_framed<'a, const VERIFY: bool>(
+        &mut self,
+        items: &mut impl Iterator<Item = Option<&'a [u8]>>,
+        group: &mut StagedGroup<'a>,
+        first_index: usize,
+        mut frame: impl FnMut(&'a [u8]) -> Option<Entry<'a>>,
+    ) -> StageEnd<'a> {
         debug_assert_eq!(group.len, 0);
         group.first_index = first_index;
         group.payload_bytes = 0;
         group.all_crc32c = true;
+        group.codes_staged = true;
         // A group never grows a column, so a batch sized to its rows is never
         // reallocated: a short group ends it instead, and once the columns are
         // full the next item (if any) goes alone, its row growing them.
@@ -447,31 +479,114 @@ impl EntryBatchBuilder {
                 return StageEnd::Exhausted;
             };
             // Framing alone: the digests are computed for the whole group at once.
-            let Some(entry) = item.and_then(|bytes| resolver.try_resolve(bytes, false)).map(|r| r.entry) else {
+            let framed = item.and_then(&mut frame).and_then(|entry| {
+                let raw = entry.as_bytes();
+                let (head, rest) = raw.split_at_checked(entry.header.format.header_len())?;
+                let (digest, payload) = rest.split_at_checked(entry.digest_type.len())?;
+                Some((entry.header, entry.digest_type, raw, head, digest, payload))
+            });
+            let Some((h, digest_type, raw, head, digest, payload)) = framed else {
                 group.len = k;
                 return StageEnd::Item(item);
             };
-            let h = &entry.header;
             format_version[k].write(h.format.number() as i8);
             scope_id[k].write(h.scope_id);
             ledger_id[k].write(h.ledger_id);
             entry_id[k].write(h.entry_id);
             last_add_confirmed[k].write(h.last_add_confirmed);
             length[k].write(h.length);
-            digest_code[k].write(entry.digest_type.proto_value());
-            let payload = entry.payload();
-            group.raws[k] = entry.as_bytes();
+            digest_code[k].write(digest_type.proto_value());
+            group.raws[k] = raw;
             group.payloads[k] = payload;
             group.payload_bytes += payload.len();
-            group.digest_types[k] = entry.digest_type;
-            if checks.digest {
-                if entry.digest_type == DigestType::Crc32c {
-                    group.heads[k] = entry.header_bytes();
-                    group.stored_crcs[k] = u32::from_be_bytes(digest_word(entry.digest()));
-                } else {
-                    group.all_crc32c = false;
+            group.digest_types[k] = digest_type;
+            if VERIFY {
+                match digest.first_chunk::<4>() {
+                    Some(&stored) if digest_type == DigestType::Crc32c => {
+                        group.heads[k] = head;
+                        group.stored_crcs[k] = u32::from_be_bytes(stored);
+                    }
+                    _ => group.all_crc32c = false,
                 }
             }
+        }
+        group.len = n;
+        StageEnd::Full
+    }
+
+    /// [`stage`](Self::stage) for the common case of a fixed CRC-32C type, verified:
+    /// [`Entry::frame`] written out for that type, so every length is a constant,
+    /// and the `digest_type` codes left to [`append_staged`](Self::append_staged)
+    /// (all CRC-32C).
+    #[inline(always)]
+    fn stage_crc32c<'a>(
+        &mut self,
+        items: &mut impl Iterator<Item = Option<&'a [u8]>>,
+        group: &mut StagedGroup<'a>,
+        first_index: usize,
+    ) -> StageEnd<'a> {
+        const CRC_LEN: usize = DigestType::Crc32c.len();
+        const V2_CRC32C_FLAGS: u8 = v2_flags(DigestType::Crc32c);
+        debug_assert_eq!(group.len, 0);
+        group.first_index = first_index;
+        group.payload_bytes = 0;
+        group.all_crc32c = true;
+        group.codes_staged = false;
+        let n = self.row_room().min(GROUP_LEN);
+        if n == 0 {
+            return match items.next() {
+                None => StageEnd::Exhausted,
+                Some(item) => StageEnd::Item(item),
+            };
+        }
+        let format_version = self.format_version.slots(n);
+        let scope_id = self.scope_id.slots(n);
+        let ledger_id = self.ledger_id.slots(n);
+        let entry_id = self.entry_id.slots(n);
+        let last_add_confirmed = self.last_add_confirmed.slots(n);
+        let length = self.length.slots(n);
+        for k in 0..n {
+            let Some(item) = items.next() else {
+                group.len = k;
+                return StageEnd::Exhausted;
+            };
+            let framed = item.and_then(|raw| {
+                // A V1 entry, or a V2 entry whose flags name CRC-32C (anything else
+                // fails `Entry::frame` under this type).
+                let (format, header_len) = match *raw.first()? {
+                    b if EntryFormat::detect(b) == EntryFormat::V1 => (EntryFormat::V1, V1_HEADER_LEN),
+                    V2_CRC32C_FLAGS => (EntryFormat::V2, V2_HEADER_LEN),
+                    _ => return None,
+                };
+                let (head, rest) = raw.split_at_checked(header_len)?;
+                let (stored, payload) = rest.split_first_chunk::<CRC_LEN>()?;
+                Some((format, head, *stored, payload))
+            });
+            let Some((format, head, stored, payload)) = framed else {
+                group.len = k;
+                return StageEnd::Item(item);
+            };
+            // The V1 fields end the header in both formats; a V2 scope precedes them.
+            let Some(fields) = head.last_chunk::<V1_HEADER_LEN>() else {
+                group.len = k;
+                return StageEnd::Item(item);
+            };
+            let scope = match format {
+                EntryFormat::V1 => 0,
+                EntryFormat::V2 => head.first_chunk::<9>().map_or(0, |h| be_i64(h, 1)),
+            };
+            format_version[k].write(format.number() as i8);
+            scope_id[k].write(scope);
+            ledger_id[k].write(be_i64(fields, 0));
+            entry_id[k].write(be_i64(fields, 8));
+            last_add_confirmed[k].write(be_i64(fields, 16));
+            length[k].write(be_i64(fields, 24));
+            group.raws[k] = item.unwrap_or_default();
+            group.heads[k] = head;
+            group.payloads[k] = payload;
+            group.payload_bytes += payload.len();
+            group.stored_crcs[k] = u32::from_be_bytes(stored);
+            group.digest_types[k] = DigestType::Crc32c;
         }
         group.len = n;
         StageEnd::Full
@@ -509,7 +624,7 @@ impl EntryBatchBuilder {
         // Expected ids are checked on the row-at-a-time path (no batch decoder asks for them).
         let ids_unchecked = checks.ledger_id.is_none() && checks.entry_id.is_none();
         if ids_unchecked && ok[..n].iter().all(|&x| x) && self.payload.has_room(group.payload_bytes) {
-            self.payload.append_all(&group.payloads[..n], group.payload_bytes);
+            self.payload.append_all(&group.payloads[..n]);
             // SAFETY: `stage` wrote the first `n` slots of every column, and nothing
             // was appended since (the payload column is not among them).
             unsafe {
@@ -519,7 +634,12 @@ impl EntryBatchBuilder {
                 self.entry_id.append_slots(n);
                 self.last_add_confirmed.append_slots(n);
                 self.length.append_slots(n);
-                self.digest_type.codes.append_slots(n);
+            }
+            if group.codes_staged {
+                // SAFETY: as above.
+                unsafe { self.digest_type.codes.append_slots(n) };
+            } else {
+                self.digest_type.codes.extend(std::iter::repeat_n(DigestType::Crc32c.proto_value(), n));
             }
             if checks.digest {
                 self.digest_ok.append_n(n, true);
@@ -692,14 +812,6 @@ impl EntryBatchBuilder {
         RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
             .map_err(|e| Error::invalid_argument(format!("assembling the entry batch: {e}")))
     }
-}
-
-/// A CRC-32C digest's four bytes.
-#[inline(always)]
-fn digest_word(digest: &[u8]) -> [u8; 4] {
-    let mut word = [0u8; 4];
-    word.copy_from_slice(&digest[..4]);
-    word
 }
 
 /// Whether an entry carries the right digest, on its own.
