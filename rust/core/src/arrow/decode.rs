@@ -187,15 +187,20 @@ mod tests {
     /// Good, damaged, truncated and garbage entries of V1 ledgers (each with its own
     /// digest type) and V2 entries of any type, interleaved, with nulls.
     fn random_entries(rng: &mut Rng, count: usize) -> Vec<Option<Vec<u8>>> {
+        random_entries_of(rng, count, 5)
+    }
+
+    /// [`random_entries`] with `large_percent` of the payloads 300 to 2300 bytes long.
+    fn random_entries_of(rng: &mut Rng, count: usize, large_percent: usize) -> Vec<Option<Vec<u8>>> {
         let ledger_types = [DigestType::Crc32c, DigestType::Crc32c, DigestType::Crc32, DigestType::Hmac, DigestType::Dummy];
         (0..count)
             .map(|i| {
                 if rng.below(30) == 0 {
                     return None;
                 }
-                let payload_len = match rng.below(20) {
-                    0 => 300 + rng.below(2000),
-                    1 => 0,
+                let payload_len = match rng.below(100) {
+                    p if p < large_percent => 300 + rng.below(2000),
+                    p if p < large_percent + 5 => 0,
                     _ => rng.below(130),
                 };
                 let payload: Vec<u8> = (0..payload_len).map(|_| rng.next() as u8).collect();
@@ -282,6 +287,118 @@ mod tests {
             }
         }
         assert!(raised > 50, "the mixes include bad entries ({raised} raised)");
+    }
+
+    /// Batches longer than a group, of mostly large entries (groups end by bytes
+    /// then, and are verified an entry at a time), of mostly CRC-32C V1 and V2
+    /// entries, some damaged: the same rows as one entry at a time.
+    #[test]
+    fn grouped_verdicts_equal_one_at_a_time_across_groups() {
+        let mut rng = Rng(0x5EED_1234_ABCD_0002);
+        let policies = [DigestPolicy::Auto, DigestPolicy::Fixed(DigestType::Crc32c)];
+        for round in 0..80 {
+            let count = 40 + rng.below(200);
+            let large = [0, 20, 60, 100][round % 4];
+            let entries = random_entries_of(&mut rng, count, large);
+            let items: Vec<Option<&[u8]>> = entries.iter().map(|e| e.as_deref()).collect();
+            let policy = policies[rng.below(policies.len())];
+            let checks = [EntryChecks::DIGEST, EntryChecks::default()][rng.below(2)];
+            let payload = [PayloadMode::Binary, PayloadMode::BinaryView, PayloadMode::None][rng.below(3)];
+            for on_error in [OnError::Flag, OnError::Raise] {
+                let options = EntryBatchOptions { payload, on_error };
+                let grouped = decode_with(&items, policy, options, checks, true);
+                let single = decode_with(&items, policy, options, checks, false);
+                assert_eq!(grouped.0, single.0, "round {round} {policy:?} {checks:?} {on_error:?}");
+                assert_eq!(grouped.1, single.1, "round {round} {policy:?} {checks:?} {on_error:?}");
+            }
+        }
+    }
+
+    /// Good CRC-32C entries only (the fast path all the way), many groups long,
+    /// with payloads around the group byte limit and the short-copy lengths.
+    #[test]
+    fn all_good_batches_equal_one_at_a_time() {
+        let d = Digester::new(DigestType::Crc32c, b"");
+        let mut rng = Rng(0x5EED_1234_ABCD_0003);
+        for lengths in [&[0usize, 1, 12, 13, 31, 32, 33, 63, 64, 65][..], &[511, 512, 513, 4000, 9000][..]] {
+            let entries: Vec<Option<Vec<u8>>> = (0..500)
+                .map(|i| {
+                    let len = lengths[rng.below(lengths.len())];
+                    let payload = rng.bytes(len);
+                    let scope = if rng.below(4) == 0 { 9 } else { 0 };
+                    Some(encode_entry(&EntryHeader::new(scope, 3, i, i - 1, 0), &payload, &d).unwrap())
+                })
+                .collect();
+            let items: Vec<Option<&[u8]>> = entries.iter().map(|e| e.as_deref()).collect();
+            for policy in [DigestPolicy::Auto, DigestPolicy::Fixed(DigestType::Crc32c)] {
+                for payload in [PayloadMode::Binary, PayloadMode::BinaryView] {
+                    let options = EntryBatchOptions { payload, on_error: OnError::Raise };
+                    let grouped = decode_with(&items, policy, options, EntryChecks::DIGEST, true);
+                    let single = decode_with(&items, policy, options, EntryChecks::DIGEST, false);
+                    assert_eq!(grouped.0, Ok(()));
+                    assert_eq!(grouped.1, single.1, "{policy:?} {payload:?}");
+                    grouped.1.columns().iter().for_each(|c| c.to_data().validate_full().unwrap());
+                }
+            }
+        }
+    }
+
+    /// Sliced Arrow inputs (offsets not starting at zero, nulls) decode like their items.
+    #[test]
+    fn sliced_arrow_inputs_decode_like_their_items() {
+        let mut rng = Rng(0x5EED_1234_ABCD_0004);
+        let entries = random_entries_of(&mut rng, 300, 10);
+        let refs: Vec<Option<&[u8]>> = entries.iter().map(|e| e.as_deref()).collect();
+        let arrays: Vec<Box<dyn Array>> = vec![
+            Box::new(BinaryArray::from(refs.clone())),
+            Box::new(LargeBinaryArray::from(refs.clone())),
+            Box::new(BinaryViewArray::from(refs.clone())),
+        ];
+        for array in &arrays {
+            for (offset, len) in [(0, 300), (1, 299), (57, 200), (299, 1), (120, 0)] {
+                let slice = array.slice(offset, len);
+                for policy in [DigestPolicy::Auto, DigestPolicy::Fixed(DigestType::Crc32c)] {
+                    for payload in [PayloadMode::Binary, PayloadMode::BinaryView] {
+                        let options = EntryBatchOptions { payload, on_error: OnError::Flag };
+                        let mut b = EntryBatchBuilder::new(options, len, 0);
+                        let mut r = DigestResolver::new(policy, b"pw");
+                        append_entry_array(&mut b, &mut r, slice.as_ref(), 5, EntryChecks::DIGEST).unwrap();
+                        let got = b.finish().unwrap();
+                        let expected = decode_with(&refs[offset..offset + len], policy, options, EntryChecks::DIGEST, false);
+                        assert_eq!(got, expected.1, "{:?} {offset} {len} {policy:?} {payload:?}", array.data_type());
+                    }
+                }
+            }
+        }
+    }
+
+    /// A batch of nothing but bad entries: every row flagged, none lost.
+    #[test]
+    fn all_bad_batches_flag_every_row() {
+        let d = Digester::new(DigestType::Crc32c, b"");
+        let entries: Vec<Vec<u8>> = (0..130)
+            .map(|i| {
+                let mut e = encode_entry(&EntryHeader::new(0, 3, i, i - 1, 0), &[7u8; 40], &d).unwrap();
+                *e.last_mut().unwrap() ^= 1;
+                e
+            })
+            .collect();
+        let items: Vec<Option<&[u8]>> = entries.iter().map(|e| Some(&e[..])).collect();
+        let options = EntryBatchOptions { payload: PayloadMode::Binary, on_error: OnError::Flag };
+        let (result, batch) =
+            decode_with(&items, DigestPolicy::Fixed(DigestType::Crc32c), options, EntryChecks::DIGEST, true);
+        assert_eq!(result, Ok(()));
+        assert_eq!(batch.num_rows(), 130);
+        let ok = batch.column_by_name("digest_ok").unwrap();
+        assert!(ok.as_boolean().iter().all(|v| v == Some(false)));
+        assert_eq!(batch.column_by_name("error").unwrap().null_count(), 0);
+        let ids = batch.column_by_name("entry_id").unwrap();
+        assert_eq!(ids.as_primitive::<Int64Type>().values().to_vec(), (0..130).collect::<Vec<i64>>());
+        let options = EntryBatchOptions { on_error: OnError::Raise, ..options };
+        let (result, _) = decode_with(&items, DigestPolicy::Fixed(DigestType::Crc32c), options, EntryChecks::DIGEST, true);
+        let (kind, offset, detail) = result.unwrap_err();
+        assert_eq!((kind, offset), (ErrorKind::DigestMismatch, 32));
+        assert!(detail.starts_with("entry 5: "), "{detail}");
     }
 
     #[test]

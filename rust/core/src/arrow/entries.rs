@@ -233,6 +233,15 @@ impl ErrorColumn {
 /// column's capacity check and validity update over many rows.
 pub(crate) const GROUP_LEN: usize = 48;
 
+/// A group ends once its payloads reach this many bytes (so large entries come a
+/// few at a time): within [`PREFETCH_AHEAD`], so verifying a group has requested
+/// the next one's headers before it is framed.
+const GROUP_BYTES: usize = 8 * 1024;
+
+/// Groups whose payloads average more than this are verified an entry at a time
+/// (the CRC runs such messages one at a time anyway).
+const LONG_MESSAGE: usize = 512;
+
 /// Consecutive framed entries not yet appended. Their header fields are already in
 /// the slots past the columns' ends; the rest waits here for the digest verdicts.
 pub(crate) struct StagedGroup<'a> {
@@ -258,8 +267,8 @@ pub(crate) struct StagedGroup<'a> {
 
 /// Why [`EntryBatchBuilder::stage`] stopped.
 pub(crate) enum StageEnd<'a> {
-    /// The group is full (or took the rows the columns had room for); more items
-    /// may follow.
+    /// The group is full (of entries or of bytes, or took the rows the columns had
+    /// room for); more items may follow.
     Full,
     /// The items ran out.
     Exhausted,
@@ -287,18 +296,30 @@ impl<'a> StagedGroup<'a> {
         self.len
     }
 
-    /// Whether each entry's digest matches, into `ok`.
+    /// Whether each entry's digest matches, into `ok`. Each CRC-32C call first
+    /// requests the input a little ahead (see [`PREFETCH_AHEAD`]); long messages
+    /// go one call each, so the requests spread evenly over the work.
     #[inline]
     fn verify(&self, resolver: &DigestResolver, ok: &mut [bool; GROUP_LEN]) {
         let n = self.len;
         if self.all_crc32c {
             let mut computed = [0u32; GROUP_LEN];
-            crc32c_concat_many(&mut computed[..n], &self.heads[..n], &self.payloads[..n]);
+            if self.payload_bytes <= n * LONG_MESSAGE {
+                // Short messages: one call, six interleaved streams.
+                self.raws[..n].iter().for_each(|raw| prefetch_ahead(raw));
+                crc32c_concat_many(&mut computed[..n], &self.heads[..n], &self.payloads[..n]);
+            } else {
+                for k in 0..n {
+                    prefetch_ahead(self.raws[k]);
+                    crc32c_concat_many(&mut computed[k..k + 1], &self.heads[k..k + 1], &self.payloads[k..k + 1]);
+                }
+            }
             for k in 0..n {
                 ok[k] = computed[k] == self.stored_crcs[k];
             }
         } else {
             for k in 0..n {
+                prefetch_ahead(self.raws[k]);
                 ok[k] = verify_one(resolver, self.raws[k], self.digest_types[k]);
             }
         }
@@ -509,6 +530,10 @@ impl EntryBatchBuilder {
                     _ => group.all_crc32c = false,
                 }
             }
+            if group.payload_bytes >= GROUP_BYTES {
+                group.len = k + 1;
+                return StageEnd::Full;
+            }
         }
         group.len = n;
         StageEnd::Full
@@ -587,6 +612,10 @@ impl EntryBatchBuilder {
             group.payload_bytes += payload.len();
             group.stored_crcs[k] = u32::from_be_bytes(stored);
             group.digest_types[k] = DigestType::Crc32c;
+            if group.payload_bytes >= GROUP_BYTES {
+                group.len = k + 1;
+                return StageEnd::Full;
+            }
         }
         group.len = n;
         StageEnd::Full
@@ -812,6 +841,33 @@ impl EntryBatchBuilder {
         RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
             .map_err(|e| Error::invalid_argument(format!("assembling the entry batch: {e}")))
     }
+}
+
+/// How far past an entry being verified the input is requested from memory: about
+/// a memory latency's worth of reading, so the bytes arrive just before the digest
+/// reaches them. Measured on 1 KiB entries streamed from memory: 8 to 16 KiB runs
+/// at the memory's speed, 2 KiB or 64 KiB well below it.
+const PREFETCH_AHEAD: usize = 12 * 1024;
+
+/// Requests the bytes `PREFETCH_AHEAD` past each byte of `raw` (at most that
+/// many): the entries that follow it, when the input is one buffer, as an Arrow
+/// column or a file is. Elsewhere it only costs the instructions.
+#[inline(always)]
+fn prefetch_ahead(raw: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let start = raw.as_ptr().wrapping_add(PREFETCH_AHEAD);
+        for offset in (0..raw.len().min(PREFETCH_AHEAD)).step_by(64) {
+            // SAFETY: a prefetch is a hint: it never faults, whatever the address.
+            #[allow(unused_unsafe)]
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(offset).cast())
+            };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = raw;
 }
 
 /// Whether an entry carries the right digest, on its own.
