@@ -80,17 +80,48 @@ fn append_binary_array<O: OffsetSizeTrait>(
     checks: EntryChecks,
 ) -> Result<()> {
     builder.set_view_sources(std::slice::from_ref(array.values()));
-    let values = array.values().as_slice();
-    // Offsets out of order or past the buffer (an array that breaks Arrow's rules)
-    // read as an empty entry, which is reported as truncated.
-    let value = move |w: &[O]| values.get(w[0].as_usize()..w[1].as_usize()).unwrap_or_default();
-    let offsets = array.value_offsets().windows(2);
+    let values = ValueSlices::new(array.value_offsets(), array.values().as_slice());
     match array.nulls().filter(|n| n.null_count() > 0) {
-        None => append_entries(builder, resolver, offsets.map(|w| Some(value(w))), first_index, checks),
+        None => append_entries(builder, resolver, values.map(Some), first_index, checks),
         Some(nulls) => {
-            let items = offsets.zip(nulls.iter()).map(|(w, valid)| valid.then(|| value(w)));
+            let items = values.zip(nulls.iter()).map(|(value, valid)| valid.then_some(value));
             append_entries(builder, resolver, items, first_index, checks)
         }
+    }
+}
+
+/// The values of a binary array from its offsets, each offset read once (a value
+/// ends where the next starts).
+struct ValueSlices<'a, O> {
+    ends: std::slice::Iter<'a, O>,
+    start: usize,
+    values: &'a [u8],
+}
+
+impl<'a, O: OffsetSizeTrait> ValueSlices<'a, O> {
+    fn new(offsets: &'a [O], values: &'a [u8]) -> Self {
+        let (start, ends) = match offsets.split_first() {
+            Some((first, ends)) => (first.as_usize(), ends.iter()),
+            None => (0, [].iter()),
+        };
+        ValueSlices { ends, start, values }
+    }
+}
+
+impl<'a, O: OffsetSizeTrait> Iterator for ValueSlices<'a, O> {
+    type Item = &'a [u8];
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let end = self.ends.next()?.as_usize();
+        let start = std::mem::replace(&mut self.start, end);
+        // Offsets out of order or past the buffer (an array that breaks Arrow's
+        // rules) read as an empty entry, which is reported as truncated.
+        Some(self.values.get(start..end).unwrap_or_default())
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.ends.size_hint()
     }
 }
 

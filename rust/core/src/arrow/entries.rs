@@ -151,7 +151,7 @@ impl DigestTypeColumn {
         }
         let (offsets, values, nulls) = match codes.first() {
             // One type throughout (the common case): the name repeated, no nulls.
-            Some(&code) if code != 0 && codes.iter().all(|&c| c == code) => {
+            Some(&code) if code != 0 && codes.chunks(64).all(|run| run.iter().fold(true, |same, &c| same & (c == code))) => {
                 let (name, len) = DIGEST_NAMES[code as usize];
                 let offsets: Vec<i32> = (0..=rows).map(|i| (i * len) as i32).collect();
                 (offsets, name[..len].repeat(rows), None)
@@ -258,10 +258,12 @@ pub(crate) struct StagedGroup<'a> {
     /// Whether every entry is CRC-32C (the common case: the group's CRCs are then
     /// computed together as interleaved streams).
     all_crc32c: bool,
-    /// Digest type of each entry, to verify the others and to re-frame on the slow path.
+    /// Digest type of each entry, to verify the others and to re-frame on the slow
+    /// path, when `codes_staged`.
     digest_types: [DigestType; GROUP_LEN],
-    /// Whether the `digest_type` codes are in their column's slots (else every
-    /// entry is CRC-32C, and appending the group writes the codes).
+    /// Whether the `digest_type` codes are in their column's slots and
+    /// `digest_types` (else every entry is CRC-32C, and appending the group writes
+    /// the codes).
     codes_staged: bool,
 }
 
@@ -296,17 +298,26 @@ impl<'a> StagedGroup<'a> {
         self.len
     }
 
-    /// Whether each entry's digest matches, into `ok`. Each CRC-32C call first
-    /// requests the input a little ahead (see [`PREFETCH_AHEAD`]); long messages
-    /// go one call each, so the requests spread evenly over the work.
+    /// The digest type entry `k` was framed under.
+    #[inline]
+    fn digest_type(&self, k: usize) -> DigestType {
+        if self.codes_staged {
+            self.digest_types[k]
+        } else {
+            DigestType::Crc32c
+        }
+    }
+
+    /// Whether each entry's digest matches, into `ok`. Long messages go one call
+    /// each, after requesting the input a little ahead (see [`PREFETCH_AHEAD`]), so
+    /// the requests spread evenly over the work; short ones go in one call (six
+    /// interleaved streams), their near-sequential reading left to the hardware.
     #[inline]
     fn verify(&self, resolver: &DigestResolver, ok: &mut [bool; GROUP_LEN]) {
         let n = self.len;
         if self.all_crc32c {
             let mut computed = [0u32; GROUP_LEN];
             if self.payload_bytes <= n * LONG_MESSAGE {
-                // Short messages: one call, six interleaved streams.
-                self.raws[..n].iter().for_each(|raw| prefetch_ahead(raw));
                 crc32c_concat_many(&mut computed[..n], &self.heads[..n], &self.payloads[..n]);
             } else {
                 for k in 0..n {
@@ -318,9 +329,12 @@ impl<'a> StagedGroup<'a> {
                 ok[k] = computed[k] == self.stored_crcs[k];
             }
         } else {
+            let long = self.payload_bytes > n * LONG_MESSAGE;
             for k in 0..n {
-                prefetch_ahead(self.raws[k]);
-                ok[k] = verify_one(resolver, self.raws[k], self.digest_types[k]);
+                if long {
+                    prefetch_ahead(self.raws[k]);
+                }
+                ok[k] = verify_one(resolver, self.raws[k], self.digest_type(k));
             }
         }
     }
@@ -611,7 +625,6 @@ impl EntryBatchBuilder {
             group.payloads[k] = payload;
             group.payload_bytes += payload.len();
             group.stored_crcs[k] = u32::from_be_bytes(stored);
-            group.digest_types[k] = DigestType::Crc32c;
             if group.payload_bytes >= GROUP_BYTES {
                 group.len = k + 1;
                 return StageEnd::Full;
@@ -694,7 +707,7 @@ impl EntryBatchBuilder {
         let verdict = checks.digest.then_some(true);
         for k in 0..n {
             let raw = group.raws[k];
-            let result = match Entry::frame(raw, Some(group.digest_types[k])) {
+            let result = match Entry::frame(raw, Some(group.digest_type(k))) {
                 Some(entry) if ok[k] && entry.check_ids(checks.ledger_id, checks.entry_id).is_ok() => {
                     self.append_entry(&ResolvedEntry { entry, digest_ok: verdict }, None)
                 }
