@@ -308,12 +308,13 @@ impl<'a> StagedGroup<'a> {
         }
     }
 
-    /// Whether each entry's digest matches, into `ok`. Long messages go one call
-    /// each, after requesting the input a little ahead (see [`PREFETCH_AHEAD`]), so
-    /// the requests spread evenly over the work; short ones go in one call (six
-    /// interleaved streams), their near-sequential reading left to the hardware.
+    /// Whether each entry's digest matches, into `ok`; whether all do. Long
+    /// messages go one call each, after requesting the input a little ahead (see
+    /// [`PREFETCH_AHEAD`]), so the requests spread evenly over the work; short ones
+    /// go in one call (six interleaved streams), their near-sequential reading left
+    /// to the hardware.
     #[inline]
-    fn verify(&self, resolver: &DigestResolver, ok: &mut [bool; GROUP_LEN]) {
+    fn verify(&self, resolver: &DigestResolver, ok: &mut [bool; GROUP_LEN]) -> bool {
         let n = self.len;
         if self.all_crc32c {
             let mut computed = [0u32; GROUP_LEN];
@@ -325,9 +326,12 @@ impl<'a> StagedGroup<'a> {
                     crc32c_concat_many(&mut computed[k..k + 1], &self.heads[k..k + 1], &self.payloads[k..k + 1]);
                 }
             }
+            let mut all = true;
             for k in 0..n {
                 ok[k] = computed[k] == self.stored_crcs[k];
+                all &= ok[k];
             }
+            all
         } else {
             let long = self.payload_bytes > n * LONG_MESSAGE;
             for k in 0..n {
@@ -336,6 +340,7 @@ impl<'a> StagedGroup<'a> {
                 }
                 ok[k] = verify_one(resolver, self.raws[k], self.digest_type(k));
             }
+            ok[..n].iter().all(|&x| x)
         }
     }
 }
@@ -439,6 +444,38 @@ impl EntryBatchBuilder {
         self.digest_type.push(Some(entry.digest_type));
         self.digest_ok.append_option(resolved.digest_ok);
         Ok(())
+    }
+
+    /// Appends framed entries that passed every check, a column at a time, all with
+    /// the same `digest_ok` (for callers that verified them already). Appends
+    /// nothing and returns false when their payloads would overflow the payload
+    /// column (the caller then appends row by row, which reports the row that
+    /// overflows).
+    pub fn append_passed(&mut self, entries: &[Entry<'_>], digest_ok: Option<bool>) -> bool {
+        if !self.payload.has_room(entries.iter().map(|e| e.payload().len()).sum()) {
+            return false;
+        }
+        for chunk in entries.chunks(GROUP_LEN) {
+            let mut payloads: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
+            for (p, e) in payloads.iter_mut().zip(chunk) {
+                *p = e.payload();
+            }
+            self.payload.append_all(&payloads[..chunk.len()]);
+        }
+        let n = entries.len();
+        self.format_version.extend(entries.iter().map(|e| e.header.format.number() as i8));
+        self.scope_id.extend(entries.iter().map(|e| e.header.scope_id));
+        self.ledger_id.extend(entries.iter().map(|e| e.header.ledger_id));
+        self.entry_id.extend(entries.iter().map(|e| e.header.entry_id));
+        self.last_add_confirmed.extend(entries.iter().map(|e| e.header.last_add_confirmed));
+        self.length.extend(entries.iter().map(|e| e.header.length));
+        self.digest_type.codes.extend(entries.iter().map(|e| e.digest_type.proto_value()));
+        match digest_ok {
+            Some(ok) => self.digest_ok.append_n(n, ok),
+            None => self.digest_ok.append_nulls(n),
+        }
+        self.rows += n;
+        true
     }
 
     /// Frames entries from `items` into `group` (which must be empty) until it is
@@ -659,13 +696,11 @@ impl EntryBatchBuilder {
             return Ok(());
         }
         let mut ok = [true; GROUP_LEN];
-        if checks.digest {
-            group.verify(resolver, &mut ok);
-        }
+        let all_ok = !checks.digest || group.verify(resolver, &mut ok);
         group.len = 0;
         // Expected ids are checked on the row-at-a-time path (no batch decoder asks for them).
         let ids_unchecked = checks.ledger_id.is_none() && checks.entry_id.is_none();
-        if ids_unchecked && ok[..n].iter().all(|&x| x) && self.payload.has_room(group.payload_bytes) {
+        if ids_unchecked && all_ok && self.payload.has_room(group.payload_bytes) {
             self.payload.append_all(&group.payloads[..n]);
             // SAFETY: `stage` wrote the first `n` slots of every column, and nothing
             // was appended since (the payload column is not among them).
@@ -1022,6 +1057,28 @@ mod tests {
         assert!(bp.as_binary::<i32>().iter().eq(vp.iter()));
         assert_eq!(vp.data_buffers().len(), 1);
         assert_eq!(vp.data_buffers()[0].as_ptr(), input.as_ptr(), "views point into the input");
+    }
+
+    /// Entries appended together equal the same entries appended one at a time.
+    #[test]
+    fn passed_entries_equal_single_appends() {
+        let entries: Vec<Vec<u8>> = (0..110).map(|i| crc32c_entry(i % 3, 4, i, &vec![i as u8; (i * 7 % 90) as usize])).collect();
+        let framed: Vec<Entry<'_>> = entries.iter().map(|e| Entry::frame(e, Some(DigestType::Crc32c)).unwrap()).collect();
+        for payload in [PayloadMode::Binary, PayloadMode::BinaryView, PayloadMode::None] {
+            for digest_ok in [Some(true), None] {
+                let mut together = EntryBatchBuilder::new(flag(payload), 0, 0);
+                let mut single = EntryBatchBuilder::new(flag(payload), 0, 0);
+                together.append_null();
+                single.append_null();
+                assert!(together.append_passed(&framed[..50], digest_ok));
+                assert!(together.append_passed(&framed[50..], digest_ok));
+                for entry in &framed {
+                    single.append_entry(&ResolvedEntry { entry: *entry, digest_ok }, None).unwrap();
+                }
+                assert_eq!(together.len(), 111);
+                assert_eq!(together.finish().unwrap(), single.finish().unwrap(), "{payload:?} {digest_ok:?}");
+            }
+        }
     }
 
     #[test]
