@@ -137,35 +137,28 @@ impl<'a> Entry<'a> {
     #[inline(always)]
     pub fn frame(bytes: &'a [u8], digest_type: Option<DigestType>) -> Option<Entry<'a>> {
         let first = *bytes.first()?;
-        let (format, declared) = match EntryFormat::detect(first) {
-            EntryFormat::V1 => (EntryFormat::V1, None),
+        // The header is read through a fixed-size array: one bounds check for all
+        // its fields.
+        let (header, digest_type) = match EntryFormat::detect(first) {
+            EntryFormat::V1 => (v1_fields(bytes.first_chunk::<V1_HEADER_LEN>()?, 0), digest_type?),
             EntryFormat::V2 => {
-                let version = (first >> 4) & 0x7;
-                if version != FORMAT_V2 {
+                if (first >> 4) & 0x7 != FORMAT_V2 {
                     return None;
                 }
-                (EntryFormat::V2, Some(DigestType::from_proto_value((first & 0x0f) as i64)?))
+                let declared = DigestType::from_proto_value((first & 0x0f) as i64)?;
+                if digest_type.is_some_and(|asked| asked != declared) {
+                    return None;
+                }
+                let head = bytes.first_chunk::<V2_HEADER_LEN>()?;
+                let mut header = v1_fields(head, 9);
+                header.format = EntryFormat::V2;
+                header.scope_id = be_i64(head, 1);
+                (header, declared)
             }
         };
-        let digest_type = match (declared, digest_type) {
-            (Some(d), Some(asked)) if d != asked => return None,
-            (Some(d), _) => d,
-            (None, Some(asked)) => asked,
-            (None, None) => return None,
-        };
-        if bytes.len() < format.header_len() + digest_type.len() {
+        if bytes.len() < header.format.header_len() + digest_type.len() {
             return None;
         }
-        let at = format.header_len() - V1_HEADER_LEN;
-        let scope_id = if format == EntryFormat::V2 { i64_unchecked(bytes, 1) } else { 0 };
-        let header = EntryHeader {
-            format,
-            scope_id,
-            ledger_id: i64_unchecked(bytes, at),
-            entry_id: i64_unchecked(bytes, at + 8),
-            last_add_confirmed: i64_unchecked(bytes, at + 16),
-            length: i64_unchecked(bytes, at + 24),
-        };
         Some(Entry { header, digest_type, raw: bytes })
     }
 
@@ -223,6 +216,28 @@ impl<'a> Entry<'a> {
             format!("{what} id {found} where {expected} was expected"),
         )
     }
+}
+
+/// The four V1 header fields at `at` in a fixed-size header, as a V1 header.
+#[inline(always)]
+fn v1_fields<const N: usize>(head: &[u8; N], at: usize) -> EntryHeader {
+    EntryHeader {
+        format: EntryFormat::V1,
+        scope_id: 0,
+        ledger_id: be_i64(head, at),
+        entry_id: be_i64(head, at + 8),
+        last_add_confirmed: be_i64(head, at + 16),
+        length: be_i64(head, at + 24),
+    }
+}
+
+/// A big-endian i64 at a constant offset of a fixed-size header (the bounds check
+/// folds away).
+#[inline(always)]
+pub(crate) fn be_i64<const N: usize>(head: &[u8; N], at: usize) -> i64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&head[at..at + 8]);
+    i64::from_be_bytes(b)
 }
 
 /// Byte equality of two digests, without a `memcmp` call for the common widths

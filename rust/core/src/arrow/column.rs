@@ -1,6 +1,12 @@
 //! A nullable primitive column for per-row hot loops: a plain `Vec` push per value
 //! (inlined, unlike the general Arrow builders' append), validity tracked only once
 //! a null shows up.
+//!
+//! Hot loops that frame many rows before knowing whether to keep them write values
+//! straight into [slots](PrimitiveColumn::slots) past the column's end and append
+//! them afterwards with one call, or leave them to be overwritten.
+
+use std::mem::MaybeUninit;
 
 use arrow_array::{ArrowPrimitiveType, PrimitiveArray};
 use arrow_buffer::{NullBufferBuilder, ScalarBuffer};
@@ -8,15 +14,20 @@ use arrow_buffer::{NullBufferBuilder, ScalarBuffer};
 pub struct PrimitiveColumn<T: ArrowPrimitiveType> {
     values: Vec<T::Native>,
     nulls: NullBufferBuilder,
+    /// Rows to reserve when the column starts filling again after a finish.
+    capacity: usize,
 }
 
 impl<T: ArrowPrimitiveType> PrimitiveColumn<T> {
     pub fn with_capacity(rows: usize) -> Self {
-        PrimitiveColumn { values: Vec::with_capacity(rows), nulls: NullBufferBuilder::new(rows) }
+        PrimitiveColumn { values: Vec::with_capacity(rows), nulls: NullBufferBuilder::new(rows), capacity: rows }
     }
 
     #[inline(always)]
     pub fn push(&mut self, value: T::Native) {
+        if self.values.len() == self.values.capacity() {
+            self.grow(1);
+        }
         self.values.push(value);
         self.nulls.append_non_null();
     }
@@ -25,12 +36,16 @@ impl<T: ArrowPrimitiveType> PrimitiveColumn<T> {
     #[inline]
     pub fn extend(&mut self, values: impl ExactSizeIterator<Item = T::Native>) {
         let n = values.len();
+        self.reserve(n);
         self.values.extend(values);
         self.nulls.append_n_non_nulls(n);
     }
 
     #[inline]
     pub fn push_null(&mut self) {
+        if self.values.len() == self.values.capacity() {
+            self.grow(1);
+        }
         self.values.push(T::Native::default());
         self.nulls.append_null();
     }
@@ -51,10 +66,53 @@ impl<T: ArrowPrimitiveType> PrimitiveColumn<T> {
         self.values.is_empty()
     }
 
-    /// The array so far; the column is left empty (its capacity kept for the next batch).
+    /// Room for `additional` more values; after a finish, the first call reserves
+    /// the capacity the column was made with.
+    #[inline]
+    pub fn reserve(&mut self, additional: usize) {
+        if self.values.capacity() - self.values.len() < additional {
+            self.grow(additional);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, additional: usize) {
+        self.values.reserve(additional.max(self.capacity));
+    }
+
+    /// Values that fit before the column has to grow.
+    #[inline]
+    pub fn room(&self) -> usize {
+        self.values.capacity() - self.values.len()
+    }
+
+    /// The `n` slots past the column's end (reserving them if needed), to be
+    /// written in place and then appended with [`append_slots`](Self::append_slots).
+    /// Appending anything else first abandons them.
+    #[inline]
+    pub fn slots(&mut self, n: usize) -> &mut [MaybeUninit<T::Native>] {
+        self.reserve(n);
+        &mut self.values.spare_capacity_mut()[..n]
+    }
+
+    /// Appends the first `n` values written into [`slots`](Self::slots), all non-null.
+    ///
+    /// # Safety
+    /// The first `n` slots of the last `slots` call have been written, and nothing
+    /// has been appended or finished since.
+    #[inline]
+    pub unsafe fn append_slots(&mut self, n: usize) {
+        debug_assert!(self.values.len() + n <= self.values.capacity());
+        // SAFETY: the caller wrote these `n` slots, which lie within the capacity.
+        unsafe { self.values.set_len(self.values.len() + n) };
+        self.nulls.append_n_non_nulls(n);
+    }
+
+    /// The array so far; the column is left empty, its buffer handed to the array
+    /// (the next row reserves a new one).
     pub fn finish(&mut self) -> PrimitiveArray<T> {
-        let capacity = self.values.capacity();
-        let values = std::mem::replace(&mut self.values, Vec::with_capacity(capacity));
+        let values = std::mem::take(&mut self.values);
         PrimitiveArray::new(ScalarBuffer::from(values), self.nulls.finish())
     }
 }
@@ -79,5 +137,25 @@ mod tests {
         c.push(1);
         let b = c.finish();
         assert_eq!((b.len(), b.null_count()), (1, 0));
+    }
+
+    #[test]
+    fn slots_are_appended_or_abandoned() {
+        let mut c = PrimitiveColumn::<Int64Type>::with_capacity(0);
+        c.push_null();
+        let s = c.slots(4);
+        for (k, slot) in s.iter_mut().enumerate() {
+            slot.write(10 + k as i64);
+        }
+        // SAFETY: all four slots were written just above.
+        unsafe { c.append_slots(3) };
+        // Slots written but not appended are overwritten by the next push.
+        c.slots(2)[0].write(99);
+        c.push(4);
+        let a = c.finish();
+        assert_eq!(a.iter().collect::<Vec<_>>(), [None, Some(10), Some(11), Some(12), Some(4)]);
+        // After a finish the column reserves its capacity afresh.
+        c.extend([1, 2].into_iter());
+        assert_eq!(c.finish().values().as_ref(), [1, 2]);
     }
 }

@@ -2,13 +2,11 @@
 //! slices) into an [`EntryBatchBuilder`], one row per input value.
 
 use arrow_array::cast::AsArray;
-use arrow_array::Array;
+use arrow_array::{Array, GenericBinaryArray, OffsetSizeTrait};
 use arrow_schema::DataType;
 
-use super::entries::EntryBatchBuilder;
-use crate::digest::{crc32c_concat_many, DigestType};
-use crate::digest_policy::{DigestResolver, EntryChecks, ResolvedEntry};
-use crate::entry::Entry;
+use super::entries::{numbered, EntryBatchBuilder, StageEnd, StagedGroup};
+use crate::digest_policy::{DigestResolver, EntryChecks};
 use crate::error::{Error, Result};
 
 /// Appends one row per item: `None` is a null row, anything else a decoded entry
@@ -16,10 +14,10 @@ use crate::error::{Error, Result};
 /// in error messages, so a caller feeding chunks keeps the numbering of the whole input.
 ///
 /// Runs of entries whose digest type is already known are framed, verified and
-/// appended a group at a time (see [`EntryGroup`]); anything else (nulls, entries
+/// appended a group at a time (see [`StagedGroup`]); anything else (nulls, entries
 /// that fail framing, the first V1 entry of a ledger under inference) goes through
-/// [`EntryBatchBuilder::decode_append`] one at a time, after the group before it,
-/// so the resolver sees entries in input order.
+/// [`EntryBatchBuilder::decode_append`] alone, after the group before it, so the
+/// resolver sees entries in input order.
 pub fn append_entries<'a>(
     builder: &mut EntryBatchBuilder,
     resolver: &mut DigestResolver,
@@ -27,106 +25,25 @@ pub fn append_entries<'a>(
     first_index: usize,
     checks: EntryChecks,
 ) -> Result<()> {
-    let mut group = EntryGroup::new(first_index);
-    for (i, item) in entries.into_iter().enumerate() {
-        if let Some(bytes) = item {
-            // Framing alone: the digest is computed for the whole group at once.
-            if let Some(resolved) = resolver.try_resolve(bytes, false) {
-                if group.entries.is_empty() {
-                    group.first_index = first_index + i;
-                }
-                group.entries.push(resolved.entry);
-                if group.entries.len() == GROUP_LEN {
-                    group.flush(builder, resolver, checks)?;
-                }
-                continue;
+    let mut items = entries.into_iter();
+    let mut group = StagedGroup::new();
+    let mut index = first_index;
+    loop {
+        let end = builder.stage(resolver, &mut items, &mut group, index, checks);
+        index += group.len();
+        builder.append_staged(resolver, &mut group, checks)?;
+        match end {
+            StageEnd::Full => {}
+            StageEnd::Exhausted => return Ok(()),
+            StageEnd::Item(None) => {
+                builder.append_null();
+                index += 1;
+            }
+            StageEnd::Item(Some(bytes)) => {
+                builder.decode_append(resolver, bytes, checks).map_err(|e| numbered(e, index))?;
+                index += 1;
             }
         }
-        group.flush(builder, resolver, checks)?;
-        match item {
-            None => builder.append_null(),
-            Some(bytes) => builder
-                .decode_append(resolver, bytes, checks)
-                .map_err(|e| numbered(e, first_index + i))?,
-        }
-    }
-    group.flush(builder, resolver, checks)
-}
-
-/// Entries per group: enough to keep three CRC streams going and to spread each
-/// column's capacity check and validity update over many rows.
-const GROUP_LEN: usize = 12;
-
-/// Consecutive framed entries waiting for their digests. Small CRC-32C digests are
-/// computed three messages at a time (the `crc32` instruction has a latency of
-/// three cycles and a throughput of one), and a group whose entries all pass is
-/// appended column by column.
-struct EntryGroup<'a> {
-    entries: Vec<Entry<'a>>,
-    /// Input index of `entries[0]`, for error messages.
-    first_index: usize,
-}
-
-impl<'a> EntryGroup<'a> {
-    fn new(first_index: usize) -> Self {
-        EntryGroup { entries: Vec::with_capacity(GROUP_LEN), first_index }
-    }
-
-    fn flush(&mut self, builder: &mut EntryBatchBuilder, resolver: &mut DigestResolver, checks: EntryChecks) -> Result<()> {
-        if self.entries.is_empty() {
-            return Ok(());
-        }
-        let entries = &self.entries[..];
-        let mut digest_ok = [true; GROUP_LEN];
-        if checks.digest {
-            verify_digests(resolver, entries, &mut digest_ok);
-        }
-        let ids_pass = |e: &Entry<'_>| {
-            checks.ledger_id.is_none_or(|l| l == e.header.ledger_id)
-                && checks.entry_id.is_none_or(|id| id == e.header.entry_id)
-        };
-        let verdict = checks.digest.then_some(true);
-        let all_pass = digest_ok[..entries.len()].iter().all(|&ok| ok) && entries.iter().all(ids_pass);
-        if !(all_pass && builder.append_passed(entries, verdict)) {
-            // Row by row: a bad entry takes the path that says why (and, under
-            // `Raise`, stops after the rows before it), as do payloads over the
-            // column's limit.
-            for (k, entry) in entries.iter().enumerate() {
-                let result = if digest_ok[k] && ids_pass(entry) {
-                    builder.append_entry(&ResolvedEntry { entry: *entry, digest_ok: verdict }, None)
-                } else {
-                    builder.decode_append_bad(resolver, entry.as_bytes(), checks)
-                };
-                result.map_err(|e| numbered(e, self.first_index + k))?;
-            }
-        }
-        self.entries.clear();
-        Ok(())
-    }
-}
-
-/// Sets `ok[k]` to whether entry `k`'s stored digest matches, the CRC-32C entries
-/// computed together as interleaved streams.
-#[inline]
-fn verify_digests(resolver: &DigestResolver, entries: &[Entry<'_>], ok: &mut [bool; GROUP_LEN]) {
-    let mut headers: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
-    let mut payloads: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
-    let mut crc_rows = [0usize; GROUP_LEN];
-    let mut crcs = 0;
-    for (k, entry) in entries.iter().enumerate() {
-        if entry.digest_type == DigestType::Crc32c {
-            headers[crcs] = entry.header_bytes();
-            payloads[crcs] = entry.payload();
-            crc_rows[crcs] = k;
-            crcs += 1;
-        } else {
-            ok[k] = entry.digest_matches(resolver.digester(entry.digest_type));
-        }
-    }
-    let mut values = [0u32; GROUP_LEN];
-    crc32c_concat_many(&mut values[..crcs], &headers[..crcs], &payloads[..crcs]);
-    for (&k, value) in crc_rows[..crcs].iter().zip(values) {
-        ok[k] = entries[k].digest() == value.to_be_bytes();
     }
 }
 
@@ -140,16 +57,8 @@ pub fn append_entry_array(
     checks: EntryChecks,
 ) -> Result<()> {
     match array.data_type() {
-        DataType::Binary => {
-            let a = array.as_binary::<i32>();
-            builder.set_view_sources(std::slice::from_ref(a.values()));
-            append_entries(builder, resolver, a.iter(), first_index, checks)
-        }
-        DataType::LargeBinary => {
-            let a = array.as_binary::<i64>();
-            builder.set_view_sources(std::slice::from_ref(a.values()));
-            append_entries(builder, resolver, a.iter(), first_index, checks)
-        }
+        DataType::Binary => append_binary_array(builder, resolver, array.as_binary::<i32>(), first_index, checks),
+        DataType::LargeBinary => append_binary_array(builder, resolver, array.as_binary::<i64>(), first_index, checks),
         DataType::BinaryView => {
             let a = array.as_binary_view();
             builder.set_view_sources(a.data_buffers());
@@ -158,6 +67,61 @@ pub fn append_entry_array(
         other => Err(Error::invalid_argument(format!(
             "entries must be binary, large_binary or binary_view, not {other}"
         ))),
+    }
+}
+
+/// The values of a `binary` or `large_binary` array straight from its offsets (the
+/// array may be a slice: its offsets are the slice's, its value buffer whole).
+fn append_binary_array<O: OffsetSizeTrait>(
+    builder: &mut EntryBatchBuilder,
+    resolver: &mut DigestResolver,
+    array: &GenericBinaryArray<O>,
+    first_index: usize,
+    checks: EntryChecks,
+) -> Result<()> {
+    builder.set_view_sources(std::slice::from_ref(array.values()));
+    let values = ValueSlices::new(array.value_offsets(), array.values().as_slice());
+    match array.nulls().filter(|n| n.null_count() > 0) {
+        None => append_entries(builder, resolver, values.map(Some), first_index, checks),
+        Some(nulls) => {
+            let items = values.zip(nulls.iter()).map(|(value, valid)| valid.then_some(value));
+            append_entries(builder, resolver, items, first_index, checks)
+        }
+    }
+}
+
+/// The values of a binary array from its offsets, each offset read once (a value
+/// ends where the next starts).
+struct ValueSlices<'a, O> {
+    ends: std::slice::Iter<'a, O>,
+    start: usize,
+    values: &'a [u8],
+}
+
+impl<'a, O: OffsetSizeTrait> ValueSlices<'a, O> {
+    fn new(offsets: &'a [O], values: &'a [u8]) -> Self {
+        let (start, ends) = match offsets.split_first() {
+            Some((first, ends)) => (first.as_usize(), ends.iter()),
+            None => (0, [].iter()),
+        };
+        ValueSlices { ends, start, values }
+    }
+}
+
+impl<'a, O: OffsetSizeTrait> Iterator for ValueSlices<'a, O> {
+    type Item = &'a [u8];
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let end = self.ends.next()?.as_usize();
+        let start = std::mem::replace(&mut self.start, end);
+        // Offsets out of order or past the buffer (an array that breaks Arrow's
+        // rules) read as an empty entry, which is reported as truncated.
+        Some(self.values.get(start..end).unwrap_or_default())
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.ends.size_hint()
     }
 }
 
@@ -178,12 +142,6 @@ pub fn entry_bytes(array: &dyn Array) -> usize {
         DataType::BinaryView => array.as_binary_view().views().iter().map(|v| *v as u32 as usize).sum(),
         _ => 0,
     }
-}
-
-/// Names the input item an error came from, keeping its kind and offset.
-fn numbered(e: Error, index: usize) -> Error {
-    let detail = format!("entry {index}: {}", e.detail);
-    e.with_detail(detail)
 }
 
 #[cfg(test)]
@@ -260,15 +218,20 @@ mod tests {
     /// Good, damaged, truncated and garbage entries of V1 ledgers (each with its own
     /// digest type) and V2 entries of any type, interleaved, with nulls.
     fn random_entries(rng: &mut Rng, count: usize) -> Vec<Option<Vec<u8>>> {
+        random_entries_of(rng, count, 5)
+    }
+
+    /// [`random_entries`] with `large_percent` of the payloads 300 to 2300 bytes long.
+    fn random_entries_of(rng: &mut Rng, count: usize, large_percent: usize) -> Vec<Option<Vec<u8>>> {
         let ledger_types = [DigestType::Crc32c, DigestType::Crc32c, DigestType::Crc32, DigestType::Hmac, DigestType::Dummy];
         (0..count)
             .map(|i| {
                 if rng.below(30) == 0 {
                     return None;
                 }
-                let payload_len = match rng.below(20) {
-                    0 => 300 + rng.below(2000),
-                    1 => 0,
+                let payload_len = match rng.below(100) {
+                    p if p < large_percent => 300 + rng.below(2000),
+                    p if p < large_percent + 5 => 0,
                     _ => rng.below(130),
                 };
                 let payload: Vec<u8> = (0..payload_len).map(|_| rng.next() as u8).collect();
@@ -355,6 +318,118 @@ mod tests {
             }
         }
         assert!(raised > 50, "the mixes include bad entries ({raised} raised)");
+    }
+
+    /// Batches longer than a group, of mostly large entries (groups end by bytes
+    /// then, and are verified an entry at a time), of mostly CRC-32C V1 and V2
+    /// entries, some damaged: the same rows as one entry at a time.
+    #[test]
+    fn grouped_verdicts_equal_one_at_a_time_across_groups() {
+        let mut rng = Rng(0x5EED_1234_ABCD_0002);
+        let policies = [DigestPolicy::Auto, DigestPolicy::Fixed(DigestType::Crc32c)];
+        for round in 0..80 {
+            let count = 40 + rng.below(200);
+            let large = [0, 20, 60, 100][round % 4];
+            let entries = random_entries_of(&mut rng, count, large);
+            let items: Vec<Option<&[u8]>> = entries.iter().map(|e| e.as_deref()).collect();
+            let policy = policies[rng.below(policies.len())];
+            let checks = [EntryChecks::DIGEST, EntryChecks::default()][rng.below(2)];
+            let payload = [PayloadMode::Binary, PayloadMode::BinaryView, PayloadMode::None][rng.below(3)];
+            for on_error in [OnError::Flag, OnError::Raise] {
+                let options = EntryBatchOptions { payload, on_error };
+                let grouped = decode_with(&items, policy, options, checks, true);
+                let single = decode_with(&items, policy, options, checks, false);
+                assert_eq!(grouped.0, single.0, "round {round} {policy:?} {checks:?} {on_error:?}");
+                assert_eq!(grouped.1, single.1, "round {round} {policy:?} {checks:?} {on_error:?}");
+            }
+        }
+    }
+
+    /// Good CRC-32C entries only (the fast path all the way), many groups long,
+    /// with payloads around the group byte limit and the short-copy lengths.
+    #[test]
+    fn all_good_batches_equal_one_at_a_time() {
+        let d = Digester::new(DigestType::Crc32c, b"");
+        let mut rng = Rng(0x5EED_1234_ABCD_0003);
+        for lengths in [&[0usize, 1, 12, 13, 31, 32, 33, 63, 64, 65][..], &[511, 512, 513, 4000, 9000][..]] {
+            let entries: Vec<Option<Vec<u8>>> = (0..500)
+                .map(|i| {
+                    let len = lengths[rng.below(lengths.len())];
+                    let payload = rng.bytes(len);
+                    let scope = if rng.below(4) == 0 { 9 } else { 0 };
+                    Some(encode_entry(&EntryHeader::new(scope, 3, i, i - 1, 0), &payload, &d).unwrap())
+                })
+                .collect();
+            let items: Vec<Option<&[u8]>> = entries.iter().map(|e| e.as_deref()).collect();
+            for policy in [DigestPolicy::Auto, DigestPolicy::Fixed(DigestType::Crc32c)] {
+                for payload in [PayloadMode::Binary, PayloadMode::BinaryView] {
+                    let options = EntryBatchOptions { payload, on_error: OnError::Raise };
+                    let grouped = decode_with(&items, policy, options, EntryChecks::DIGEST, true);
+                    let single = decode_with(&items, policy, options, EntryChecks::DIGEST, false);
+                    assert_eq!(grouped.0, Ok(()));
+                    assert_eq!(grouped.1, single.1, "{policy:?} {payload:?}");
+                    grouped.1.columns().iter().for_each(|c| c.to_data().validate_full().unwrap());
+                }
+            }
+        }
+    }
+
+    /// Sliced Arrow inputs (offsets not starting at zero, nulls) decode like their items.
+    #[test]
+    fn sliced_arrow_inputs_decode_like_their_items() {
+        let mut rng = Rng(0x5EED_1234_ABCD_0004);
+        let entries = random_entries_of(&mut rng, 300, 10);
+        let refs: Vec<Option<&[u8]>> = entries.iter().map(|e| e.as_deref()).collect();
+        let arrays: Vec<Box<dyn Array>> = vec![
+            Box::new(BinaryArray::from(refs.clone())),
+            Box::new(LargeBinaryArray::from(refs.clone())),
+            Box::new(BinaryViewArray::from(refs.clone())),
+        ];
+        for array in &arrays {
+            for (offset, len) in [(0, 300), (1, 299), (57, 200), (299, 1), (120, 0)] {
+                let slice = array.slice(offset, len);
+                for policy in [DigestPolicy::Auto, DigestPolicy::Fixed(DigestType::Crc32c)] {
+                    for payload in [PayloadMode::Binary, PayloadMode::BinaryView] {
+                        let options = EntryBatchOptions { payload, on_error: OnError::Flag };
+                        let mut b = EntryBatchBuilder::new(options, len, 0);
+                        let mut r = DigestResolver::new(policy, b"pw");
+                        append_entry_array(&mut b, &mut r, slice.as_ref(), 5, EntryChecks::DIGEST).unwrap();
+                        let got = b.finish().unwrap();
+                        let expected = decode_with(&refs[offset..offset + len], policy, options, EntryChecks::DIGEST, false);
+                        assert_eq!(got, expected.1, "{:?} {offset} {len} {policy:?} {payload:?}", array.data_type());
+                    }
+                }
+            }
+        }
+    }
+
+    /// A batch of nothing but bad entries: every row flagged, none lost.
+    #[test]
+    fn all_bad_batches_flag_every_row() {
+        let d = Digester::new(DigestType::Crc32c, b"");
+        let entries: Vec<Vec<u8>> = (0..130)
+            .map(|i| {
+                let mut e = encode_entry(&EntryHeader::new(0, 3, i, i - 1, 0), &[7u8; 40], &d).unwrap();
+                *e.last_mut().unwrap() ^= 1;
+                e
+            })
+            .collect();
+        let items: Vec<Option<&[u8]>> = entries.iter().map(|e| Some(&e[..])).collect();
+        let options = EntryBatchOptions { payload: PayloadMode::Binary, on_error: OnError::Flag };
+        let (result, batch) =
+            decode_with(&items, DigestPolicy::Fixed(DigestType::Crc32c), options, EntryChecks::DIGEST, true);
+        assert_eq!(result, Ok(()));
+        assert_eq!(batch.num_rows(), 130);
+        let ok = batch.column_by_name("digest_ok").unwrap();
+        assert!(ok.as_boolean().iter().all(|v| v == Some(false)));
+        assert_eq!(batch.column_by_name("error").unwrap().null_count(), 0);
+        let ids = batch.column_by_name("entry_id").unwrap();
+        assert_eq!(ids.as_primitive::<Int64Type>().values().to_vec(), (0..130).collect::<Vec<i64>>());
+        let options = EntryBatchOptions { on_error: OnError::Raise, ..options };
+        let (result, _) = decode_with(&items, DigestPolicy::Fixed(DigestType::Crc32c), options, EntryChecks::DIGEST, true);
+        let (kind, offset, detail) = result.unwrap_err();
+        assert_eq!((kind, offset), (ErrorKind::DigestMismatch, 32));
+        assert!(detail.starts_with("entry 5: "), "{detail}");
     }
 
     #[test]
