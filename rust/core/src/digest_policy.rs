@@ -188,6 +188,13 @@ impl DigestResolver {
         Some(ResolvedEntry { entry, digest_ok })
     }
 
+    /// The type found so far for a V1 ledger under `Auto`, through the cache in
+    /// front of the map (for loops that frame entries themselves).
+    #[inline]
+    pub(crate) fn remembered_v1_type(&mut self, ledger_id: i64) -> Option<DigestType> {
+        self.remembered(ledger_id)
+    }
+
     #[inline]
     fn remembered(&mut self, ledger_id: i64) -> Option<DigestType> {
         match self.recent.get(recent_slot(ledger_id)) {

@@ -374,6 +374,43 @@ mod tests {
         }
     }
 
+    /// Under inference, runs of CRC-32C entries and runs of other types (V1 ledgers
+    /// and V2 entries), switching loops between them, with a damaged entry and a
+    /// null inside the runs: the same rows as one entry at a time.
+    #[test]
+    fn inferred_runs_of_each_type_equal_one_at_a_time() {
+        let entry = |dt, scope, ledger, id: i64| {
+            let payload = vec![id as u8; (id % 70) as usize];
+            encode_entry(&EntryHeader::new(scope, ledger, id, id - 1, 0), &payload, &Digester::new(dt, b"pw")).unwrap()
+        };
+        let runs = [
+            (DigestType::Crc32c, 0, 1, 100),
+            (DigestType::Crc32, 0, 2, 100),
+            (DigestType::Crc32c, 0, 1, 100),
+            (DigestType::Crc32, 7, 3, 60),
+            (DigestType::Hmac, 0, 4, 10),
+            (DigestType::Crc32c, 5, 5, 60),
+            (DigestType::Crc32c, 0, 6, 60),
+        ];
+        let mut entries: Vec<Option<Vec<u8>>> = Vec::new();
+        for (dt, scope, ledger, count) in runs {
+            entries.extend((0..count).map(|id| Some(entry(dt, scope, ledger, id))));
+        }
+        if let Some(Some(e)) = entries.get_mut(150) {
+            e[40] ^= 4;
+        }
+        entries[320] = None;
+        let items: Vec<Option<&[u8]>> = entries.iter().map(|e| e.as_deref()).collect();
+        for payload in [PayloadMode::Binary, PayloadMode::BinaryView] {
+            let options = EntryBatchOptions { payload, on_error: OnError::Flag };
+            let grouped = decode_with(&items, DigestPolicy::Auto, options, EntryChecks::DIGEST, true);
+            let single = decode_with(&items, DigestPolicy::Auto, options, EntryChecks::DIGEST, false);
+            assert_eq!(grouped.0, Ok(()));
+            assert_eq!(grouped.1, single.1, "{payload:?}");
+            assert_eq!(grouped.1.column_by_name("error").unwrap().null_count(), entries.len() - 1);
+        }
+    }
+
     /// Sliced Arrow inputs (offsets not starting at zero, nulls) decode like their items.
     #[test]
     fn sliced_arrow_inputs_decode_like_their_items() {

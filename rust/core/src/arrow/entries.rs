@@ -101,6 +101,9 @@ pub struct EntryBatchBuilder {
     payload: PayloadColumnBuilder,
     error: Option<ErrorColumn>,
     rows: usize,
+    /// Under digest type inference, whether groups take the CRC-32C loop (see
+    /// [`stage`](Self::stage)).
+    crc32c_runs: bool,
 }
 
 /// Longest digest type name ("crc32c").
@@ -363,6 +366,7 @@ impl EntryBatchBuilder {
             payload: PayloadColumnBuilder::new(options.payload, rows, payload_bytes),
             error: (options.on_error == OnError::Flag).then(|| ErrorColumn { messages: Vec::new() }),
             rows: 0,
+            crc32c_runs: true,
         }
     }
 
@@ -507,9 +511,26 @@ impl EntryBatchBuilder {
             };
         }
         match resolver.policy() {
-            DigestPolicy::Fixed(DigestType::Crc32c) if checks.digest => self.stage_crc32c(items, group, first_index),
+            DigestPolicy::Fixed(DigestType::Crc32c) if checks.digest => {
+                self.stage_crc32c(items, group, first_index, |_| true)
+            }
             DigestPolicy::Fixed(dt) => stage_with!(|b| Entry::frame(b, Some(dt))),
-            DigestPolicy::Auto => stage_with!(|b| resolver.try_resolve(b, false).map(|r| r.entry)),
+            // Under inference, CRC-32C (the usual type) takes its own loop while its
+            // entries come in runs; a good entry of another type ending such a group
+            // sends the next groups to the general loop until one is all CRC-32C.
+            DigestPolicy::Auto if checks.digest && self.crc32c_runs => {
+                let crc32c = |ledger_id| resolver.remembered_v1_type(ledger_id) == Some(DigestType::Crc32c);
+                let end = self.stage_crc32c(items, group, first_index, crc32c);
+                if let StageEnd::Item(Some(bytes)) = end {
+                    self.crc32c_runs = resolver.try_resolve(bytes, false).is_none();
+                }
+                end
+            }
+            DigestPolicy::Auto => {
+                let end = stage_with!(|b| resolver.try_resolve(b, false).map(|r| r.entry));
+                self.crc32c_runs = group.all_crc32c && matches!(end, StageEnd::Full);
+                end
+            }
         }
     }
 
@@ -590,16 +611,18 @@ impl EntryBatchBuilder {
         StageEnd::Full
     }
 
-    /// [`stage`](Self::stage) for the common case of a fixed CRC-32C type, verified:
-    /// [`Entry::frame`] written out for that type, so every length is a constant,
-    /// and the `digest_type` codes left to [`append_staged`](Self::append_staged)
-    /// (all CRC-32C).
+    /// [`stage`](Self::stage) for CRC-32C entries, verified: [`Entry::frame`]
+    /// written out for that type, so every length is a constant, and the
+    /// `digest_type` codes left to [`append_staged`](Self::append_staged) (all
+    /// CRC-32C). `v1_crc32c` says whether a V1 entry of a ledger is CRC-32C; an
+    /// entry that is not ends the group, returned for the caller to append alone.
     #[inline(always)]
     fn stage_crc32c<'a>(
         &mut self,
         items: &mut impl Iterator<Item = Option<&'a [u8]>>,
         group: &mut StagedGroup<'a>,
         first_index: usize,
+        mut v1_crc32c: impl FnMut(i64) -> bool,
     ) -> StageEnd<'a> {
         const CRC_LEN: usize = DigestType::Crc32c.len();
         const V2_CRC32C_FLAGS: u8 = v2_flags(DigestType::Crc32c);
@@ -647,13 +670,18 @@ impl EntryBatchBuilder {
                 group.len = k;
                 return StageEnd::Item(item);
             };
+            let ledger = be_i64(fields, 0);
             let scope = match format {
-                EntryFormat::V1 => 0,
+                EntryFormat::V1 if v1_crc32c(ledger) => 0,
+                EntryFormat::V1 => {
+                    group.len = k;
+                    return StageEnd::Item(item);
+                }
                 EntryFormat::V2 => head.first_chunk::<9>().map_or(0, |h| be_i64(h, 1)),
             };
             format_version[k].write(format.number() as i8);
             scope_id[k].write(scope);
-            ledger_id[k].write(be_i64(fields, 0));
+            ledger_id[k].write(ledger);
             entry_id[k].write(be_i64(fields, 8));
             last_add_confirmed[k].write(be_i64(fields, 16));
             length[k].write(be_i64(fields, 24));

