@@ -18,7 +18,7 @@ use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
 use super::column::PrimitiveColumn;
 use super::entries::{EntryBatchBuilder, OnError};
 use super::file_scan::{
-    assemble, batch_builder, file_schema, row_capacity, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, REFRAMED_MESSAGE,
+    assemble, batch_builder, file_schema, row_capacity, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, VerifiedRunRows, REFRAMED_MESSAGE,
 };
 use super::mapped_file::{MappedFile, PageWindow};
 use crate::digest_policy::{EntryChecks, ResolvedEntry};
@@ -102,60 +102,6 @@ impl EntryLogRows {
         Ok(())
     }
 
-    /// Appends entries the scan accepted on a keyless digest (only when this reader
-    /// verifies digests). The scan's verdict is this reader's for an entry that
-    /// resolves to the same digest type (a keyless digest needs no password), so
-    /// such entries are appended a group at a time without digesting them again;
-    /// any other entry takes [`append_entry`](Self::append_entry). `passed` is scratch space.
-    fn append_verified<'a>(&mut self, run: &[VerifiedEntry<'a>], passed: &mut Vec<Entry<'a>>) -> Result<()> {
-        debug_assert!(self.checks.digest);
-        passed.clear();
-        for (i, v) in run.iter().enumerate() {
-            let resolved = self
-                .resolver
-                .for_entry(v.bytes)
-                .try_resolve(v.bytes, false)
-                .map(|r| ResolvedEntry { entry: r.entry, digest_ok: Some(true) })
-                .filter(|r| r.entry.digest_type == v.digest_type && r.passes(self.checks));
-            match resolved {
-                Some(r) => passed.push(r.entry),
-                None => {
-                    self.append_passed(&run[i - passed.len()..i], passed)?;
-                    self.append_entry(v.offset, v.bytes, false)?;
-                }
-            }
-        }
-        self.append_passed(&run[run.len() - passed.len()..], passed)
-    }
-
-    /// Appends `passed`, the entries of `run` whose digests verified, and empties it.
-    fn append_passed(&mut self, run: &[VerifiedEntry<'_>], passed: &mut Vec<Entry<'_>>) -> Result<()> {
-        debug_assert_eq!(run.len(), passed.len());
-        if passed.is_empty() {
-            return Ok(());
-        }
-        if self.builder.append_passed(passed, Some(true)) {
-            if self.locations.is_some() {
-                for v in run {
-                    self.push_position(v.offset, v.bytes.len() as u64);
-                }
-            } else {
-                self.offsets.extend(run.iter().map(|v| v.offset as i64));
-                self.sizes.extend(run.iter().map(|v| v.bytes.len() as i64));
-            }
-        } else {
-            // Row by row: the row that overflows the payload column says so.
-            for (v, entry) in run.iter().zip(passed.iter()) {
-                self.builder
-                    .append_entry(&ResolvedEntry { entry: *entry, digest_ok: Some(true) }, None)
-                    .map_err(|err| err.at_base(v.entry_offset()))?;
-                self.push_position(v.offset, v.bytes.len() as u64);
-            }
-        }
-        passed.clear();
-        Ok(())
-    }
-
     /// Appends a damaged span's row (`data` is the whole file).
     fn append_gap(&mut self, data: &[u8], g: &Gap) -> Result<()> {
         if self.on_error == OnError::Raise {
@@ -192,6 +138,43 @@ impl EntryLogRows {
             Arc::new(self.sizes.finish()),
         ];
         assemble(schema, leading, &mut self.builder, Vec::new())
+    }
+}
+
+impl VerifiedRunRows for EntryLogRows {
+    fn resolver_and_checks(&mut self) -> (&mut LedgerResolver, EntryChecks) {
+        (&mut self.resolver, self.checks)
+    }
+
+    fn append_checked(&mut self, v: &VerifiedEntry<'_>) -> Result<()> {
+        self.append_entry(v.offset, v.bytes, false)
+    }
+
+    fn append_passed<'a>(&mut self, run: &[VerifiedEntry<'a>], passed: &mut Vec<Entry<'a>>) -> Result<()> {
+        debug_assert_eq!(run.len(), passed.len());
+        if passed.is_empty() {
+            return Ok(());
+        }
+        if self.builder.append_passed(passed, Some(true)) {
+            if self.locations.is_some() {
+                for v in run {
+                    self.push_position(v.offset, v.bytes.len() as u64);
+                }
+            } else {
+                self.offsets.extend(run.iter().map(|v| v.offset as i64));
+                self.sizes.extend(run.iter().map(|v| v.bytes.len() as i64));
+            }
+        } else {
+            // Row by row: the row that overflows the payload column says so.
+            for (v, entry) in run.iter().zip(passed.iter()) {
+                self.builder
+                    .append_entry(&ResolvedEntry { entry: *entry, digest_ok: Some(true) }, None)
+                    .map_err(|err| err.at_base(v.entry_offset()))?;
+                self.push_position(v.offset, v.bytes.len() as u64);
+            }
+        }
+        passed.clear();
+        Ok(())
     }
 }
 

@@ -13,9 +13,11 @@ use arrow_schema::{ArrowError, FieldRef, Schema, SchemaRef};
 use super::entries::{EntryBatchBuilder, EntryBatchOptions, OnError};
 use super::mapped_file::MappedFile;
 use super::payload::PayloadMode;
+use crate::digest_policy::{EntryChecks, ResolvedEntry};
+use crate::entry::Entry;
 use crate::error::{Error, ErrorKind, Result};
-use crate::files::{Gap, GapKind};
-use crate::ledger_digests::LedgerDigests;
+use crate::files::{Gap, GapKind, VerifiedEntry};
+use crate::ledger_digests::{LedgerDigests, LedgerResolver};
 
 /// Rows per batch unless asked otherwise.
 pub const DEFAULT_BATCH_ROWS: usize = 65_536;
@@ -258,5 +260,42 @@ pub(crate) mod test_files {
             }
         }
         (batches, None)
+    }
+}
+
+/// A file reader's rows, fed runs of entries the scan accepted on a keyless digest
+/// (only when the reader verifies digests).
+pub(crate) trait VerifiedRunRows {
+    fn resolver_and_checks(&mut self) -> (&mut LedgerResolver, EntryChecks);
+
+    /// One entry through the reader's general path (its digest checked again).
+    fn append_checked(&mut self, v: &VerifiedEntry<'_>) -> Result<()>;
+
+    /// Appends `passed`, the entries of `run` whose scan verdicts are reused, and empties it.
+    fn append_passed<'a>(&mut self, run: &[VerifiedEntry<'a>], passed: &mut Vec<Entry<'a>>) -> Result<()>;
+
+    /// Appends a run. The scan's verdict is the reader's for an entry that resolves
+    /// to the same digest type (a keyless digest needs no password), so such entries
+    /// are appended a group at a time without digesting them again; any other entry
+    /// takes [`append_checked`](Self::append_checked). `passed` is scratch space.
+    fn append_verified<'a>(&mut self, run: &[VerifiedEntry<'a>], passed: &mut Vec<Entry<'a>>) -> Result<()> {
+        passed.clear();
+        for (i, v) in run.iter().enumerate() {
+            let (resolver, checks) = self.resolver_and_checks();
+            debug_assert!(checks.digest);
+            let reused = resolver
+                .for_entry(v.bytes)
+                .try_resolve(v.bytes, false)
+                .map(|r| ResolvedEntry { entry: r.entry, digest_ok: Some(true) })
+                .filter(|r| r.entry.digest_type == v.digest_type && r.passes(checks));
+            match reused {
+                Some(r) => passed.push(r.entry),
+                None => {
+                    self.append_passed(&run[i - passed.len()..i], passed)?;
+                    self.append_checked(v)?;
+                }
+            }
+        }
+        self.append_passed(&run[run.len() - passed.len()..], passed)
     }
 }

@@ -25,7 +25,7 @@ use super::column::PrimitiveColumn;
 use super::entries::{EntryBatchBuilder, OnError};
 use super::entry_log::torn_ids;
 use super::file_scan::{
-    assemble, batch_builder, file_schema, row_capacity, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, REFRAMED_MESSAGE,
+    assemble, batch_builder, file_schema, row_capacity, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, VerifiedRunRows, REFRAMED_MESSAGE,
 };
 use super::mapped_file::{MappedFile, PageWindow};
 use crate::digest::DigestType;
@@ -199,54 +199,6 @@ impl JournalRows {
         Ok(())
     }
 
-    /// Appends data entries the scan accepted on a keyless digest (only when this
-    /// reader verifies digests); see `EntryLogRows::append_verified`.
-    fn append_verified<'a>(&mut self, run: &[VerifiedEntry<'a>], passed: &mut Vec<Entry<'a>>) -> Result<()> {
-        debug_assert!(self.checks.digest);
-        passed.clear();
-        for (i, v) in run.iter().enumerate() {
-            let resolved = self
-                .resolver
-                .for_entry(v.bytes)
-                .try_resolve(v.bytes, false)
-                .map(|r| ResolvedEntry { entry: r.entry, digest_ok: Some(true) })
-                .filter(|r| r.entry.digest_type == v.digest_type && r.passes(self.checks));
-            match resolved {
-                Some(r) => passed.push(r.entry),
-                None => {
-                    self.append_passed(&run[i - passed.len()..i], passed)?;
-                    self.append_entry(v.offset, v.bytes, false)?;
-                }
-            }
-        }
-        self.append_passed(&run[run.len() - passed.len()..], passed)
-    }
-
-    /// Appends `passed`, the entries of `run` whose digests verified, and empties it.
-    fn append_passed(&mut self, run: &[VerifiedEntry<'_>], passed: &mut Vec<Entry<'_>>) -> Result<()> {
-        debug_assert_eq!(run.len(), passed.len());
-        if passed.is_empty() {
-            return Ok(());
-        }
-        if self.builder.append_passed(passed, Some(true)) {
-            self.offsets.extend(run.iter().map(|v| v.offset as i64));
-            self.sizes.extend(run.iter().map(|v| v.bytes.len() as i64));
-            self.record_types.push_n("entry", run.len());
-            self.meta.push_nulls(run.len());
-        } else {
-            // Row by row: the row that overflows the payload column says so.
-            for (v, entry) in run.iter().zip(passed.iter()) {
-                self.builder
-                    .append_entry(&ResolvedEntry { entry: *entry, digest_ok: Some(true) }, None)
-                    .map_err(|err| err.at_base(v.entry_offset()))?;
-                self.push_row(v.offset, v.bytes.len() as u64, "entry");
-                self.push_meta(None, None);
-            }
-        }
-        passed.clear();
-        Ok(())
-    }
-
     /// A meta or padding record (`data` is the whole file).
     fn append_record(&mut self, r: &JournalRecord<'_>, span: u64) {
         let (master_key, lac_blob) = match r.kind {
@@ -288,6 +240,40 @@ impl JournalRows {
         ];
         let trailing = self.meta.finish();
         assemble(schema, leading, &mut self.builder, trailing)
+    }
+}
+
+impl VerifiedRunRows for JournalRows {
+    fn resolver_and_checks(&mut self) -> (&mut LedgerResolver, EntryChecks) {
+        (&mut self.resolver, self.checks)
+    }
+
+    fn append_checked(&mut self, v: &VerifiedEntry<'_>) -> Result<()> {
+        self.append_entry(v.offset, v.bytes, false)
+    }
+
+    fn append_passed<'a>(&mut self, run: &[VerifiedEntry<'a>], passed: &mut Vec<Entry<'a>>) -> Result<()> {
+        debug_assert_eq!(run.len(), passed.len());
+        if passed.is_empty() {
+            return Ok(());
+        }
+        if self.builder.append_passed(passed, Some(true)) {
+            self.offsets.extend(run.iter().map(|v| v.offset as i64));
+            self.sizes.extend(run.iter().map(|v| v.bytes.len() as i64));
+            self.record_types.push_n("entry", run.len());
+            self.meta.push_nulls(run.len());
+        } else {
+            // Row by row: the row that overflows the payload column says so.
+            for (v, entry) in run.iter().zip(passed.iter()) {
+                self.builder
+                    .append_entry(&ResolvedEntry { entry: *entry, digest_ok: Some(true) }, None)
+                    .map_err(|err| err.at_base(v.entry_offset()))?;
+                self.push_row(v.offset, v.bytes.len() as u64, "entry");
+                self.push_meta(None, None);
+            }
+        }
+        passed.clear();
+        Ok(())
     }
 }
 
