@@ -102,19 +102,23 @@ impl MappedFile {
         }
     }
 
-    /// Maps the pages of `[start, end)` in one call (`MADV_POPULATE_READ`), instead
-    /// of a page fault every few pages as a scan first touches them; prefetches
-    /// into mapped pages then work too. Only pages already in the page cache count
-    /// for much: a failed or refused hint (kernels before 5.14, other systems) only
-    /// leaves the faults to happen. Nothing happens for bytes in memory.
+    /// Maps the pages of `[start, end)` ahead of a scan, so the software prefetches
+    /// inside it (which are dropped at unmapped pages) work. One byte is read every
+    /// [`FAULT_AROUND`] bytes: each fault maps that whole window of cached pages at
+    /// once (the kernel's fault-around), or a whole large folio. This is cheaper than
+    /// `MADV_POPULATE_READ`, which also walks every page after faulting it in (about
+    /// 20% of a cached 64 MiB log's read time here). Pages that are not cached are
+    /// read in as the scan would read them. Nothing happens for bytes in memory.
     pub fn populate(&self, start: u64, end: u64) {
         let Backing::Map(m) = &self.backing else { return };
-        let end = end.min(m.len() as u64);
-        if start >= end {
-            return;
+        let end = end.min(m.len() as u64) as usize;
+        let mut at = start as usize / FAULT_AROUND * FAULT_AROUND;
+        while at < end {
+            // SAFETY: `at < end <= len`, inside the mapping; a volatile read so the
+            // touch is not optimised away.
+            unsafe { std::ptr::read_volatile(m.as_ptr().add(at)) };
+            at += FAULT_AROUND;
         }
-        #[cfg(target_os = "linux")]
-        let _ = m.advise_range(Advice::PopulateRead, start as usize, (end - start) as usize);
     }
 
     /// Gives back the resident pages of `[start, end)` (whole pages inside it): the
@@ -149,6 +153,9 @@ pub(crate) struct PageWindow {
     populated: u64,
 }
 
+/// The span a page fault maps when its pages are cached: Linux's default
+/// `fault_around_bytes`. A smaller setting only leaves some faults to the scan.
+const FAULT_AROUND: usize = 64 << 10;
 /// Bytes populated at a time ahead of the scan.
 const POPULATE_CHUNK: u64 = 1 << 20;
 /// The next chunk is populated once the scan is this close to the end of the last.
@@ -201,6 +208,10 @@ mod tests {
         assert_eq!(f.bytes(), &content[..]);
         let b = f.buffer();
         assert_eq!(b.as_ptr(), f.bytes().as_ptr(), "the buffer is the map, not a copy");
+        // Populating any range, also past the end or backwards, reads nothing beyond it.
+        f.populate(0, u64::MAX);
+        f.populate(3 * 4096 + 1, 10);
+        f.populate(1 << 40, 1 << 41);
         f.release(0, 4 * 4096);
         drop(f);
         // The buffer keeps the map alive, and released pages read back the same bytes.
