@@ -62,6 +62,11 @@ impl<T: ArrowPrimitiveType> PrimitiveColumn<T> {
         self.values.len()
     }
 
+    /// Rows to reserve when the column next starts filling after a finish.
+    pub fn set_capacity(&mut self, rows: usize) {
+        self.capacity = rows;
+    }
+
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
     }

@@ -467,13 +467,34 @@ impl EntryBatchBuilder {
             self.payload.append_all(&payloads[..chunk.len()]);
         }
         let n = entries.len();
-        self.format_version.extend(entries.iter().map(|e| e.header.format.number() as i8));
-        self.scope_id.extend(entries.iter().map(|e| e.header.scope_id));
-        self.ledger_id.extend(entries.iter().map(|e| e.header.ledger_id));
-        self.entry_id.extend(entries.iter().map(|e| e.header.entry_id));
-        self.last_add_confirmed.extend(entries.iter().map(|e| e.header.last_add_confirmed));
-        self.length.extend(entries.iter().map(|e| e.header.length));
-        self.digest_type.codes.extend(entries.iter().map(|e| e.digest_type.proto_value()));
+        // One pass over the entries, each field written into its column's slots.
+        let format_version = self.format_version.slots(n);
+        let scope_id = self.scope_id.slots(n);
+        let ledger_id = self.ledger_id.slots(n);
+        let entry_id = self.entry_id.slots(n);
+        let last_add_confirmed = self.last_add_confirmed.slots(n);
+        let length = self.length.slots(n);
+        let codes = self.digest_type.codes.slots(n);
+        for (k, e) in entries.iter().enumerate() {
+            let h = &e.header;
+            format_version[k].write(h.format.number() as i8);
+            scope_id[k].write(h.scope_id);
+            ledger_id[k].write(h.ledger_id);
+            entry_id[k].write(h.entry_id);
+            last_add_confirmed[k].write(h.last_add_confirmed);
+            length[k].write(h.length);
+            codes[k].write(e.digest_type.proto_value());
+        }
+        // SAFETY: the first `n` slots of each column were just written.
+        unsafe {
+            self.format_version.append_slots(n);
+            self.scope_id.append_slots(n);
+            self.ledger_id.append_slots(n);
+            self.entry_id.append_slots(n);
+            self.last_add_confirmed.append_slots(n);
+            self.length.append_slots(n);
+            self.digest_type.codes.append_slots(n);
+        }
         match digest_ok {
             Some(ok) => self.digest_ok.append_n(n, ok),
             None => self.digest_ok.append_nulls(n),

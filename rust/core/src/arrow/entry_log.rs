@@ -18,7 +18,7 @@ use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
 use super::column::PrimitiveColumn;
 use super::entries::{EntryBatchBuilder, OnError};
 use super::file_scan::{
-    assemble, batch_builder, file_schema, row_capacity, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, VerifiedRunRows, REFRAMED_MESSAGE,
+    assemble, batch_builder, file_schema, RowCapacity, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, VerifiedRunRows, REFRAMED_MESSAGE,
 };
 use super::mapped_file::{MappedFile, PageWindow};
 use crate::digest_policy::{EntryChecks, ResolvedEntry};
@@ -70,11 +70,18 @@ struct EntryLogRows {
 impl EntryLogRows {
     #[inline]
     fn push_position(&mut self, offset: u64, size: u64) {
+        self.push_location(offset);
+        self.offsets.push(offset as i64);
+        self.sizes.push(size as i64);
+    }
+
+    /// The location of the entry whose size field is at `offset` (null past the 32
+    /// bits a location has for offsets).
+    #[inline]
+    fn push_location(&mut self, offset: u64) {
         if let (Some(id), Some(locations)) = (self.log_id, &mut self.locations) {
             locations.push_option(Location::new(id, offset + 4).ok().map(Location::to_raw));
         }
-        self.offsets.push(offset as i64);
-        self.sizes.push(size as i64);
     }
 
     /// Appends the row of the entry `bytes` whose size field is at `offset`; an
@@ -120,6 +127,13 @@ impl EntryLogRows {
         Ok(())
     }
 
+    /// Rows to reserve in the position columns of the next batch.
+    fn set_capacity(&mut self, rows: usize) {
+        for column in [&mut self.offsets, &mut self.sizes].into_iter().chain(self.locations.as_mut()) {
+            column.set_capacity(rows);
+        }
+    }
+
     fn finish(&mut self, schema: &SchemaRef) -> Result<RecordBatch> {
         let rows = self.offsets.len();
         // One log per reader: its id is the same on every row.
@@ -156,14 +170,22 @@ impl VerifiedRunRows for EntryLogRows {
             return Ok(());
         }
         if self.builder.append_passed(passed, Some(true)) {
-            if self.locations.is_some() {
-                for v in run {
-                    self.push_position(v.offset, v.bytes.len() as u64);
+            let last = run.last().expect("a run with passed entries");
+            match (self.log_id, &mut self.locations) {
+                // Offsets grow along a run: when the last fits a location, all do.
+                (Some(id), Some(locations)) if u32::try_from(last.entry_offset()).is_ok() => {
+                    let high = i64::from(id) << 32;
+                    locations.extend(run.iter().map(|v| high | v.entry_offset() as i64));
                 }
-            } else {
-                self.offsets.extend(run.iter().map(|v| v.offset as i64));
-                self.sizes.extend(run.iter().map(|v| v.bytes.len() as i64));
+                (_, Some(_)) => {
+                    for v in run {
+                        self.push_location(v.offset);
+                    }
+                }
+                (_, None) => {}
             }
+            self.offsets.extend(run.iter().map(|v| v.offset as i64));
+            self.sizes.extend(run.iter().map(|v| v.bytes.len() as i64));
         } else {
             // Row by row: the row that overflows the payload column says so.
             for (v, entry) in run.iter().zip(passed.iter()) {
@@ -189,6 +211,7 @@ pub struct EntryLogBatchReader {
     pending: Option<Error>,
     done: bool,
     pages: PageWindow,
+    capacity: RowCapacity,
     /// Take runs of entries the scan accepts on their digests (when verifying).
     verified_runs: bool,
 }
@@ -230,8 +253,9 @@ impl EntryLogBatchReader {
         }
         let log = EntryLog::new(file.bytes());
         let cursor = EntryLogCursor::new(&log, &options.digests.scan_options(), options.start, options.end);
-        let builder = batch_builder(&options, &file, MIN_RECORD_BYTES);
-        let rows = row_capacity(&options, &file, MIN_RECORD_BYTES);
+        let capacity = RowCapacity::new(&options, &file, MIN_RECORD_BYTES);
+        let rows = capacity.rows();
+        let builder = batch_builder(&options, &file, rows);
         Ok(EntryLogBatchReader {
             schema: entry_log_schema(&options),
             cursor,
@@ -248,6 +272,7 @@ impl EntryLogBatchReader {
             pending: None,
             done: false,
             pages: PageWindow::new(options.start),
+            capacity,
             verified_runs: options.verify,
             options,
             file,
@@ -323,8 +348,10 @@ impl EntryLogBatchReader {
             self.done = true;
             return self.pending.take().map(Err);
         }
+        self.capacity.batch_done(self.rows.builder.len());
         let batch = self.rows.finish(&self.schema);
-        self.rows.builder = batch_builder(&self.options, &self.file, MIN_RECORD_BYTES);
+        self.rows.set_capacity(self.capacity.rows());
+        self.rows.builder = batch_builder(&self.options, &self.file, self.capacity.rows());
         Some(batch)
     }
 
@@ -368,6 +395,9 @@ mod tests {
     use crate::arrow::file_scan::test_files::*;
     use crate::files::EntryLogWriter;
     use crate::test_rng::Rng;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use arrow_array::Array;
     use arrow_buffer::Buffer;
     use std::io::Cursor;
 
@@ -380,6 +410,43 @@ mod tests {
             next[l] += 1;
         }
         w.finish_rolled().unwrap().into_inner()
+    }
+
+    /// Batches of more rows than the first reservation (columns grow, then later
+    /// batches reserve more) hold the rows small batches do.
+    #[test]
+    fn large_batches_hold_the_rows_of_small_ones() {
+        let mut w = EntryLogWriter::legacy(Cursor::new(Vec::new())).unwrap();
+        let digester = crate::Digester::new(crate::DigestType::Crc32c, b"");
+        for i in 0..30_000i64 {
+            let h = crate::EntryHeader::new(0, 1 + i % 3, i / 3, i / 3 - 1, i);
+            w.add_entry(&crate::entry::encode_entry(&h, &[i as u8; 3], &digester).unwrap()).unwrap();
+        }
+        let buffer = Buffer::from_vec(w.finish_rolled().unwrap().into_inner());
+        let read = |batch_rows: usize, batch_bytes: usize| {
+            let entries = crate::arrow::EntryBatchOptions { payload: crate::arrow::PayloadMode::BinaryView, on_error: OnError::Flag };
+            let digests = crate::LedgerDigests::new(crate::DigestPolicy::Fixed(crate::DigestType::Crc32c), b"");
+            let mut options = FileScanOptions::new(entries, digests);
+            options.batch_rows = batch_rows;
+            options.batch_bytes = batch_bytes;
+            let batches = collect(EntryLogBatchReader::new(MappedFile::from_buffer(buffer.clone()), Some(3), options).unwrap()).0;
+            let mut rows: Vec<(i64, i64, i64, i64, Option<bool>)> = Vec::new();
+            for b in &batches {
+                let int = |name: &str| b.column_by_name(name).unwrap().as_primitive::<Int64Type>().clone();
+                let (ledger, entry, offset, location) = (int("ledger_id"), int("entry_id"), int("offset"), int("location"));
+                let ok = b.column_by_name("digest_ok").unwrap().as_boolean().clone();
+                for i in 0..b.num_rows() {
+                    rows.push((ledger.value(i), entry.value(i), offset.value(i), location.value(i), ok.is_valid(i).then(|| ok.value(i))));
+                }
+            }
+            (batches.len(), rows)
+        };
+        let (large_batches, large) = read(65_536, 400_000);
+        let (_, small) = read(1000, 1 << 20);
+        assert_eq!(large.len(), 30_000);
+        assert!(large_batches >= 2 && large_batches < 10, "{large_batches} batches");
+        assert!(large.iter().all(|r| r.4 == Some(true)));
+        assert_eq!(large, small);
     }
 
     /// Runs of entries accepted on their digests give the batches (and the error)

@@ -92,21 +92,39 @@ impl RecordBatchReader for ArrowBatchReader {
     }
 }
 
-/// Rows to reserve per batch: what the file can hold, and at most a few thousand
-/// (columns grow past that as needed; reserving a full default batch for every
-/// batch of large entries would only churn memory).
-pub(crate) fn row_capacity(options: &FileScanOptions, file: &MappedFile, row_bytes: usize) -> usize {
-    const MAX_RESERVED_ROWS: usize = 8192;
-    options.batch_rows.min(file.bytes().len() / row_bytes + 1).min(MAX_RESERVED_ROWS)
+/// Rows to reserve per batch. The first batch reserves what the file can hold, at
+/// most a few thousand (reserving a full default batch for a file of large entries
+/// would only churn memory); later ones as many as the largest batch so far, so
+/// columns of many small entries do not grow by copying in every batch.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RowCapacity {
+    rows: usize,
+    max: usize,
+}
+
+impl RowCapacity {
+    pub fn new(options: &FileScanOptions, file: &MappedFile, row_bytes: usize) -> Self {
+        const FIRST_RESERVED_ROWS: usize = 8192;
+        let max = options.batch_rows.min(file.bytes().len() / row_bytes + 1);
+        RowCapacity { rows: max.min(FIRST_RESERVED_ROWS), max }
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// A batch of `rows` rows was finished.
+    pub fn batch_done(&mut self, rows: usize) {
+        self.rows = self.rows.max(rows).min(self.max);
+    }
 }
 
 /// A builder for one batch of a file's entries. A fresh one per batch: a finished
 /// payload column gives its buffer away, and regrowing it by doubling would copy the
 /// payloads again. The payload capacity covers the byte budget and the entry that
 /// crosses it; reserved pages that are never written cost no memory.
-pub(crate) fn batch_builder(options: &FileScanOptions, file: &MappedFile, row_bytes: usize) -> EntryBatchBuilder {
+pub(crate) fn batch_builder(options: &FileScanOptions, file: &MappedFile, rows: usize) -> EntryBatchBuilder {
     let len = file.bytes().len();
-    let rows = row_capacity(options, file, row_bytes);
     let payload_bytes = options.batch_bytes.saturating_mul(2).min(len);
     let mut builder = EntryBatchBuilder::new(options.entries, rows, payload_bytes);
     if options.entries.payload == PayloadMode::BinaryView {
@@ -297,5 +315,30 @@ pub(crate) trait VerifiedRunRows {
             }
         }
         self.append_passed(&run[run.len() - passed.len()..], passed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::digest_policy::DigestPolicy;
+    use arrow_buffer::Buffer;
+
+    #[test]
+    fn row_capacity_follows_the_largest_batch() {
+        let entries = EntryBatchOptions { payload: PayloadMode::Binary, on_error: OnError::Flag };
+        let mut options = FileScanOptions::new(entries, LedgerDigests::new(DigestPolicy::Auto, b""));
+        let file = MappedFile::from_buffer(Buffer::from_vec(vec![0u8; 1 << 20]));
+        let mut capacity = RowCapacity::new(&options, &file, 32);
+        assert_eq!(capacity.rows(), 8192, "a few thousand rows at first");
+        capacity.batch_done(20_000);
+        capacity.batch_done(100);
+        assert_eq!(capacity.rows(), 20_000, "then the largest batch so far");
+        capacity.batch_done(1 << 30);
+        assert_eq!(capacity.rows(), (1 << 20) / 32 + 1, "never more than the file holds");
+        options.batch_rows = 500;
+        let mut small = RowCapacity::new(&options, &file, 32);
+        small.batch_done(10_000);
+        assert_eq!(small.rows(), 500, "nor more than a batch");
     }
 }

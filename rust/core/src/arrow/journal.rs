@@ -25,7 +25,7 @@ use super::column::PrimitiveColumn;
 use super::entries::{EntryBatchBuilder, OnError};
 use super::entry_log::torn_ids;
 use super::file_scan::{
-    assemble, batch_builder, file_schema, row_capacity, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, VerifiedRunRows, REFRAMED_MESSAGE,
+    assemble, batch_builder, file_schema, RowCapacity, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, VerifiedRunRows, REFRAMED_MESSAGE,
 };
 use super::mapped_file::{MappedFile, PageWindow};
 use crate::digest::DigestType;
@@ -225,6 +225,12 @@ impl JournalRows {
         Ok(())
     }
 
+    /// Rows to reserve in the position columns of the next batch.
+    fn set_capacity(&mut self, rows: usize) {
+        self.offsets.set_capacity(rows);
+        self.sizes.set_capacity(rows);
+    }
+
     fn finish(&mut self, schema: &SchemaRef) -> Result<RecordBatch> {
         // One journal per reader: its id is the same on every row.
         let rows = self.offsets.len();
@@ -288,6 +294,7 @@ pub struct JournalBatchReader {
     pending: Option<Error>,
     done: bool,
     pages: PageWindow,
+    capacity: RowCapacity,
     /// Take runs of entries the scan accepts on their digests (when verifying).
     verified_runs: bool,
 }
@@ -319,8 +326,9 @@ impl JournalBatchReader {
         }
         let journal = Journal::new(data).map_err(|e| file.locate(e))?;
         let cursor = JournalCursor::new(&journal, &options.digests.scan_options(), options.start, options.end);
-        let rows = row_capacity(&options, &file, MIN_RECORD_BYTES);
-        let builder = batch_builder(&options, &file, MIN_RECORD_BYTES);
+        let capacity = RowCapacity::new(&options, &file, MIN_RECORD_BYTES);
+        let rows = capacity.rows();
+        let builder = batch_builder(&options, &file, rows);
         Ok(JournalBatchReader {
             include_padding,
             schema: journal_schema(&options),
@@ -339,6 +347,7 @@ impl JournalBatchReader {
             pending: None,
             done: false,
             pages: PageWindow::new(options.start),
+            capacity,
             verified_runs: options.verify,
             options,
             file,
@@ -421,8 +430,10 @@ impl JournalBatchReader {
             self.done = true;
             return self.pending.take().map(Err);
         }
+        self.capacity.batch_done(self.rows.builder.len());
         let batch = self.rows.finish(&self.schema);
-        self.rows.builder = batch_builder(&self.options, &self.file, MIN_RECORD_BYTES);
+        self.rows.set_capacity(self.capacity.rows());
+        self.rows.builder = batch_builder(&self.options, &self.file, self.capacity.rows());
         Some(batch)
     }
 }

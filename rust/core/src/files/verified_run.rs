@@ -90,9 +90,64 @@ impl KeylessVerifier {
     fn verify(&mut self, entries: &[&[u8]], verdicts: &mut [Option<DigestType>]) {
         debug_assert!(entries.len() <= GROUP_LEN && verdicts.len() == entries.len());
         verdicts.fill(None);
-        if self.types.is_empty() {
-            return;
+        match self.types[..] {
+            [] => {}
+            [DigestType::Crc32c] => self.verify_crc32c_only(entries, verdicts),
+            _ => self.verify_any(entries, verdicts),
         }
+    }
+
+    /// [`verify`](Self::verify) when CRC-32C is the only keyless type (the usual
+    /// case): the same tries and hints as [`verify_any`](Self::verify_any), the
+    /// entries framed once.
+    fn verify_crc32c_only(&mut self, entries: &[&[u8]], verdicts: &mut [Option<DigestType>]) {
+        let mut heads: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
+        let mut tails: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
+        let mut stored = [0u32; GROUP_LEN];
+        let mut rows = [0usize; GROUP_LEN];
+        let mut ledgers = [-1i64; GROUP_LEN];
+        let mut n = 0;
+        for (i, bytes) in entries.iter().enumerate() {
+            let header_len = match bytes.first() {
+                Some(&CRC32C_V2_FLAGS) => V2_HEADER_LEN,
+                Some(&first) if first & 0x80 == 0 => {
+                    let Some(head) = bytes.first_chunk::<8>() else { continue };
+                    let ledger = i64::from_be_bytes(*head);
+                    ledgers[i] = ledger;
+                    let slot = &mut self.hints[hint_slot(ledger)];
+                    if let (true, LedgerHint::Unverified(count)) = (slot.0 == ledger, slot.1) {
+                        *slot = (ledger, LedgerHint::Unverified(count.wrapping_add(1)));
+                        if count >= 2 && count % RETRY_EVERY != 0 {
+                            continue;
+                        }
+                    }
+                    V1_HEADER_LEN
+                }
+                _ => continue,
+            };
+            if bytes.len() < header_len + 4 {
+                continue;
+            }
+            let (head, rest) = bytes.split_at(header_len);
+            let (digest, payload) = rest.split_at(4);
+            heads[n] = head;
+            tails[n] = payload;
+            stored[n] = u32::from_be_bytes(digest.try_into().expect("4 bytes"));
+            rows[n] = i;
+            n += 1;
+        }
+        let mut crcs = [0u32; GROUP_LEN];
+        crc32c_concat_many(&mut crcs[..n], &heads[..n], &tails[..n]);
+        for k in 0..n {
+            if crcs[k] == stored[k] {
+                verdicts[rows[k]] = Some(DigestType::Crc32c);
+            }
+        }
+        self.update_hints(&ledgers[..entries.len()], verdicts);
+    }
+
+    /// [`verify`](Self::verify) for any set of keyless types.
+    fn verify_any(&mut self, entries: &[&[u8]], verdicts: &mut [Option<DigestType>]) {
         // The types each entry may still be tried with, first choice first.
         let mut tries: [[Option<DigestType>; 2]; GROUP_LEN] = [[None; 2]; GROUP_LEN];
         let mut ledgers = [-1i64; GROUP_LEN];
@@ -137,7 +192,12 @@ impl KeylessVerifier {
                 }
             }
         }
-        for (i, &ledger) in ledgers[..entries.len()].iter().enumerate() {
+        self.update_hints(&ledgers[..entries.len()], verdicts);
+    }
+
+    /// Records what the entries of V1 ledgers (`ledgers[i] >= 0`) showed.
+    fn update_hints(&mut self, ledgers: &[i64], verdicts: &[Option<DigestType>]) {
+        for (i, &ledger) in ledgers.iter().enumerate() {
             if ledger < 0 {
                 continue;
             }
@@ -364,6 +424,43 @@ mod tests {
         assert!(verified > 500, "{verified} entries verified");
         // The shared ledger (5) mixes every type, so hints skip some.
         assert!(skipped > 0, "no entry was skipped");
+    }
+
+    /// The CRC-32C-only path gives the verdicts and leaves the hints the general
+    /// one does, group after group (hints carry over between groups).
+    #[test]
+    fn crc32c_only_path_equals_the_general_one() {
+        let options = ScanOptions::new().with_digest(DigestType::Crc32c, b"");
+        let (mut fast, mut general) = (KeylessVerifier::new(&options), KeylessVerifier::new(&options));
+        let mut rng = Rng(0x5EED_0F_C0DE);
+        let mut verified = 0;
+        for _ in 0..400 {
+            let count = 1 + rng.below(GROUP_LEN);
+            // Few ledgers of mixed types, some entries damaged, so hints build up,
+            // skip entries and are retried.
+            let group: Vec<Vec<u8>> = (0..count)
+                .map(|i| {
+                    let ledger = rng.below(3) as i64;
+                    let dt = if ledger == 0 { DigestType::Crc32c } else { DigestType::ALL[rng.below(4)] };
+                    let scope = if rng.below(5) == 0 { 1 } else { 0 };
+                    let h = EntryHeader::new(scope, ledger, i as i64, i as i64 - 1, 10);
+                    let mut e = encode_entry(&h, &[7; 10], &Digester::new(dt, b"pw")).unwrap();
+                    if rng.below(6) == 0 {
+                        let at = rng.below(e.len());
+                        e[at] ^= 1;
+                    }
+                    e
+                })
+                .collect();
+            let refs: Vec<&[u8]> = group.iter().map(Vec::as_slice).collect();
+            let (mut a, mut b) = (vec![None; count], vec![None; count]);
+            fast.verify(&refs, &mut a);
+            general.verify_any(&refs, &mut b);
+            assert_eq!(a, b);
+            assert_eq!(fast.hints, general.hints);
+            verified += a.iter().flatten().count();
+        }
+        assert!(verified > 100, "{verified} entries verified");
     }
 
     fn ledger_entry(ledger: i64, id: i64, dt: DigestType) -> Vec<u8> {
