@@ -132,6 +132,15 @@ impl LedgerResolver {
         &mut self.resolvers[index]
     }
 
+    /// The resolver of every entry, when no ledger has settings of its own.
+    pub fn sole(&mut self) -> Option<&mut DigestResolver> {
+        if self.by_ledger.is_empty() {
+            self.resolvers.first_mut()
+        } else {
+            None
+        }
+    }
+
     /// The resolver for a ledger (for records that carry only a ledger id).
     pub fn for_ledger(&mut self, ledger_id: i64) -> &mut DigestResolver {
         let index = self.by_ledger.get(&ledger_id).copied().unwrap_or(0);

@@ -320,21 +320,7 @@ impl<'a> StagedGroup<'a> {
     fn verify(&self, resolver: &DigestResolver, ok: &mut [bool; GROUP_LEN]) -> bool {
         let n = self.len;
         if self.all_crc32c {
-            let mut computed = [0u32; GROUP_LEN];
-            if self.payload_bytes <= n * LONG_MESSAGE {
-                crc32c_concat_many(&mut computed[..n], &self.heads[..n], &self.payloads[..n]);
-            } else {
-                for k in 0..n {
-                    prefetch_ahead(self.raws[k]);
-                    crc32c_concat_many(&mut computed[k..k + 1], &self.heads[k..k + 1], &self.payloads[k..k + 1]);
-                }
-            }
-            let mut all = true;
-            for k in 0..n {
-                ok[k] = computed[k] == self.stored_crcs[k];
-                all &= ok[k];
-            }
-            all
+            self.verify_crc32c(ok, false)
         } else {
             let long = self.payload_bytes > n * LONG_MESSAGE;
             for k in 0..n {
@@ -345,6 +331,31 @@ impl<'a> StagedGroup<'a> {
             }
             ok[..n].iter().all(|&x| x)
         }
+    }
+}
+
+impl StagedGroup<'_> {
+    /// [`verify`](Self::verify) for a group of CRC-32C entries. `prefetched`: the
+    /// caller has requested the input already (a scan that framed it).
+    #[inline]
+    fn verify_crc32c(&self, ok: &mut [bool; GROUP_LEN], prefetched: bool) -> bool {
+        debug_assert!(self.all_crc32c);
+        let n = self.len;
+        let mut computed = [0u32; GROUP_LEN];
+        if prefetched || self.payload_bytes <= n * LONG_MESSAGE {
+            crc32c_concat_many(&mut computed[..n], &self.heads[..n], &self.payloads[..n]);
+        } else {
+            for k in 0..n {
+                prefetch_ahead(self.raws[k]);
+                crc32c_concat_many(&mut computed[k..k + 1], &self.heads[k..k + 1], &self.payloads[k..k + 1]);
+            }
+        }
+        let mut all = true;
+        for k in 0..n {
+            ok[k] = computed[k] == self.stored_crcs[k];
+            all &= ok[k];
+        }
+        all
     }
 }
 
@@ -501,6 +512,46 @@ impl EntryBatchBuilder {
         }
         self.rows += n;
         true
+    }
+
+    /// For file readers: frames `raws` (entries a scan framed, in file order) as
+    /// CRC-32C entries, V1 ones only where `v1_crc32c` says their ledger is CRC-32C,
+    /// computes their digests together and appends the longest run from the first
+    /// whose digests match, as verified rows. Returns its length; an entry that does
+    /// not frame so, or whose digest does not match, ends it. Appends nothing
+    /// (returns 0) when the payload column could not take the run: the caller's
+    /// row-at-a-time path then reports the overflow. `group` is scratch space.
+    pub(crate) fn append_crc32c_prefix<'a>(
+        &mut self,
+        raws: &[&'a [u8]],
+        group: &mut StagedGroup<'a>,
+        v1_crc32c: impl FnMut(i64) -> bool,
+    ) -> usize {
+        let mut items = raws.iter().map(|&raw| Some(raw));
+        self.stage_crc32c(&mut items, group, 0, v1_crc32c);
+        let n = group.len;
+        let mut ok = [false; GROUP_LEN];
+        group.verify_crc32c(&mut ok, true);
+        group.len = 0;
+        let k = ok[..n].iter().take_while(|&&ok| ok).count();
+        if k == 0 || !self.payload.has_room(group.payloads[..k].iter().map(|p| p.len()).sum()) {
+            return 0;
+        }
+        self.payload.append_all(&group.payloads[..k]);
+        // SAFETY: `stage_crc32c` wrote the first `n >= k` slots of every column, and
+        // nothing was appended since (the payload column is not among them).
+        unsafe {
+            self.format_version.append_slots(k);
+            self.scope_id.append_slots(k);
+            self.ledger_id.append_slots(k);
+            self.entry_id.append_slots(k);
+            self.last_add_confirmed.append_slots(k);
+            self.length.append_slots(k);
+        }
+        self.digest_type.codes.extend(std::iter::repeat_n(DigestType::Crc32c.proto_value(), k));
+        self.digest_ok.append_n(k, true);
+        self.rows += k;
+        k
     }
 
     /// Frames entries from `items` into `group` (which must be empty) until it is

@@ -16,12 +16,13 @@ use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
 
 use super::column::PrimitiveColumn;
-use super::entries::{EntryBatchBuilder, OnError};
+use super::entries::{EntryBatchBuilder, OnError, StagedGroup, GROUP_LEN};
 use super::file_scan::{
     assemble, batch_builder, file_schema, RowCapacity, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, VerifiedRunRows, REFRAMED_MESSAGE,
 };
 use super::mapped_file::{MappedFile, PageWindow};
-use crate::digest_policy::{EntryChecks, ResolvedEntry};
+use crate::digest::DigestType;
+use crate::digest_policy::{DigestPolicy, EntryChecks, ResolvedEntry};
 use crate::entry::{parse_header, Entry};
 use crate::error::{Error, Result};
 use crate::files::entry_log::{self, EntryLogCursor, EntryLogItem, LedgersMap};
@@ -73,6 +74,27 @@ impl EntryLogRows {
         self.push_location(offset);
         self.offsets.push(offset as i64);
         self.sizes.push(size as i64);
+    }
+
+    /// The positions of entries appended together, `(offset of the size field,
+    /// entry bytes)` each, in file order.
+    fn push_run_positions(&mut self, run: impl ExactSizeIterator<Item = (u64, u64)> + Clone) {
+        let Some((last, _)) = run.clone().last() else { return };
+        match (self.log_id, &mut self.locations) {
+            // Offsets grow along a run: when the last fits a location, all do.
+            (Some(id), Some(locations)) if u32::try_from(last + 4).is_ok() => {
+                let high = i64::from(id) << 32;
+                locations.extend(run.clone().map(|(offset, _)| high | (offset + 4) as i64));
+            }
+            (_, Some(_)) => {
+                for (offset, _) in run.clone() {
+                    self.push_location(offset);
+                }
+            }
+            (_, None) => {}
+        }
+        self.offsets.extend(run.clone().map(|(offset, _)| offset as i64));
+        self.sizes.extend(run.map(|(_, size)| size as i64));
     }
 
     /// The location of the entry whose size field is at `offset` (null past the 32
@@ -170,22 +192,7 @@ impl VerifiedRunRows for EntryLogRows {
             return Ok(());
         }
         if self.builder.append_passed(passed, Some(true)) {
-            let last = run.last().expect("a run with passed entries");
-            match (self.log_id, &mut self.locations) {
-                // Offsets grow along a run: when the last fits a location, all do.
-                (Some(id), Some(locations)) if u32::try_from(last.entry_offset()).is_ok() => {
-                    let high = i64::from(id) << 32;
-                    locations.extend(run.iter().map(|v| high | v.entry_offset() as i64));
-                }
-                (_, Some(_)) => {
-                    for v in run {
-                        self.push_location(v.offset);
-                    }
-                }
-                (_, None) => {}
-            }
-            self.offsets.extend(run.iter().map(|v| v.offset as i64));
-            self.sizes.extend(run.iter().map(|v| v.bytes.len() as i64));
+            self.push_run_positions(run.iter().map(|v| (v.offset, v.bytes.len() as u64)));
         } else {
             // Row by row: the row that overflows the payload column says so.
             for (v, entry) in run.iter().zip(passed.iter()) {
@@ -214,7 +221,18 @@ pub struct EntryLogBatchReader {
     capacity: RowCapacity,
     /// Take runs of entries the scan accepts on their digests (when verifying).
     verified_runs: bool,
+    /// Take runs of CRC-32C entries straight into the columns (see [`crc32c_lane`]).
+    crc32c_lane: bool,
+    /// Loop turns left before the lane is tried again, after it took nothing.
+    lane_backoff: u32,
 }
+
+/// Turns of the reader's loop (each a verified run or one item) that skip the
+/// CRC-32C lane after it took nothing: damage and entries of other types cost the
+/// lane's framing and digests only now and then.
+const LANE_BACKOFF: u32 = 8;
+/// Entry bytes framed at a time for the lane (its groups end near this too).
+const LANE_BYTES: usize = 8 << 10;
 
 impl std::fmt::Debug for EntryLogBatchReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -274,9 +292,22 @@ impl EntryLogBatchReader {
             pages: PageWindow::new(options.start),
             capacity,
             verified_runs: options.verify,
+            crc32c_lane: false,
+            lane_backoff: 0,
             options,
             file,
-        })
+        }
+        .with_crc32c_lane())
+    }
+
+    /// The lane serves a reader that verifies, under one digest setting for every
+    /// ledger: CRC-32C, or inferred (then for the ledgers found to be CRC-32C).
+    fn with_crc32c_lane(mut self) -> Self {
+        let policy = self.rows.resolver.sole().map(|r| r.policy());
+        self.crc32c_lane = self.options.verify
+            && self.rows.checks == EntryChecks::DIGEST
+            && matches!(policy, Some(DigestPolicy::Fixed(DigestType::Crc32c) | DigestPolicy::Auto));
+        self
     }
 
     pub fn path(&self) -> Option<&Path> {
@@ -296,6 +327,14 @@ impl EntryLogBatchReader {
     #[cfg(test)]
     pub(crate) fn without_verified_runs(mut self) -> Self {
         self.verified_runs = false;
+        self.crc32c_lane = false;
+        self
+    }
+
+    /// The same reader without the CRC-32C lane (verified runs and the plain step).
+    #[cfg(test)]
+    pub(crate) fn without_crc32c_lane(mut self) -> Self {
+        self.crc32c_lane = false;
         self
     }
 
@@ -311,8 +350,24 @@ impl EntryLogBatchReader {
         let mut bytes = 0usize;
         let mut run = Vec::new();
         let mut passed = Vec::new();
+        let mut group = StagedGroup::new();
+        let mut records = Vec::with_capacity(GROUP_LEN);
         while self.rows.builder.len() < self.options.batch_rows && bytes < self.options.batch_bytes {
             self.pages.advance(&self.file, self.cursor.position());
+            if self.crc32c_lane {
+                if self.lane_backoff == 0 {
+                    let rows_left = self.options.batch_rows - self.rows.builder.len();
+                    let budget = self.options.batch_bytes - bytes;
+                    let taken = crc32c_lane(&mut self.rows, &mut self.cursor, data, rows_left, budget, &mut group, &mut records);
+                    if taken > 0 {
+                        bytes += taken;
+                        continue;
+                    }
+                    self.lane_backoff = LANE_BACKOFF;
+                } else {
+                    self.lane_backoff -= 1;
+                }
+            }
             if self.verified_runs {
                 run.clear();
                 let rows_left = self.options.batch_rows - self.rows.builder.len();
@@ -358,6 +413,41 @@ impl EntryLogBatchReader {
     fn release_passed_pages(&mut self) {
         self.pages.batch_done(&self.file, self.cursor.position());
     }
+}
+
+/// The entry log reader's fast path: frames the next records, and appends the run of them
+/// from the first that are CRC-32C entries whose digests match, the columns
+/// written as the entries are framed. Their rows are the ones the plain step
+/// gives (a record in step whose digest verifies is accepted, and its row is its
+/// fields, verified). Returns the entry bytes taken; 0 when the next record is
+/// anything else, for the verified runs or the plain step to take.
+fn crc32c_lane<'a>(
+    rows: &mut EntryLogRows,
+    cursor: &mut EntryLogCursor,
+    data: &'a [u8],
+    rows_left: usize,
+    budget: usize,
+    group: &mut StagedGroup<'a>,
+    records: &mut Vec<(usize, usize)>,
+) -> usize {
+    records.clear();
+    cursor.frame_run(data, rows_left.min(GROUP_LEN), budget.min(LANE_BYTES), records);
+    let mut raws: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
+    for (raw, &(offset, end)) in raws.iter_mut().zip(records.iter()) {
+        *raw = &data[offset + 4..end];
+    }
+    let resolver = rows.resolver.sole().expect("the lane serves only readers without ledger settings");
+    let inferred = resolver.policy() == DigestPolicy::Auto;
+    let taken = rows.builder.append_crc32c_prefix(&raws[..records.len()], group, |ledger_id| {
+        !inferred || resolver.remembered_v1_type(ledger_id) == Some(DigestType::Crc32c)
+    });
+    if taken == 0 {
+        return 0;
+    }
+    let run = &records[..taken];
+    rows.push_run_positions(run.iter().map(|&(offset, end)| (offset as u64, (end - offset - 4) as u64)));
+    cursor.accept(run[0].0, run[taken - 1].1);
+    run.iter().map(|&(offset, end)| end - offset - 4).sum()
 }
 
 impl Iterator for EntryLogBatchReader {
@@ -410,6 +500,71 @@ mod tests {
             next[l] += 1;
         }
         w.finish_rolled().unwrap().into_inner()
+    }
+
+    /// The CRC-32C lane gives the batches (and the error) of the plain step, and of
+    /// the verified runs without it, on healthy and damaged logs, under the settings
+    /// it serves: CRC-32C or inferred digests with no ledger settings, verifying.
+    #[test]
+    fn lane_gives_the_rows_of_the_plain_step() {
+        let mut rng = Rng(0x1A4E_C32C);
+        let (mut rows, mut laned) = (0, 0);
+        for round in 0..400 {
+            let mut bytes = sample_log(&mut rng, 60);
+            for _ in 0..rng.below(4) {
+                damage(&mut rng, &mut bytes, 1024);
+            }
+            let mut options = scan_options(&mut rng, bytes.len());
+            let policy = if rng.below(2) == 0 { DigestPolicy::Fixed(DigestType::Crc32c) } else { DigestPolicy::Auto };
+            options.digests = crate::LedgerDigests::new(policy, if rng.below(2) == 0 { b"pw" } else { b"" });
+            options.verify = true;
+            let buffer = Buffer::from_vec(bytes);
+            let open = || EntryLogBatchReader::new(MappedFile::from_buffer(buffer.clone()), Some(3), options.clone()).unwrap();
+            assert!(open().crc32c_lane, "round {round}: the lane serves {options:?}");
+            let got = collect(open());
+            for want in [collect(open().without_verified_runs()), collect(open().without_crc32c_lane())] {
+                assert_eq!(got.1, want.1, "round {round} {options:?}");
+                assert_eq!(got.0, want.0, "round {round} {options:?}");
+            }
+            rows += got.0.iter().map(RecordBatch::num_rows).sum::<usize>();
+            laned += usize::from(got.1.is_none());
+        }
+        assert!(rows > 5000 && laned > 100, "{rows} rows, {laned} logs read to the end");
+    }
+
+    /// Under inference the lane takes only entries of ledgers already found to be
+    /// CRC-32C: a ledger inferred as CRC-32 keeps that type for entries whose
+    /// CRC-32C would match, as in the plain step; and a damaged entry after a run
+    /// the lane took is flagged where it is.
+    #[test]
+    fn lane_leaves_inference_to_the_plain_step() {
+        let mut w = EntryLogWriter::legacy(Cursor::new(Vec::new())).unwrap();
+        let mut damaged_at = 0;
+        for i in 0..60i64 {
+            // Ledger 9 starts as CRC-32 and (as no writer would) goes on in CRC-32C.
+            let (ledger, dt) = if i < 40 { (8, DigestType::Crc32c) } else { (9, if i < 45 { DigestType::Crc32 } else { DigestType::Crc32c }) };
+            let h = crate::EntryHeader::new(0, ledger, i, i - 1, 10 * (i + 1));
+            let mut e = crate::entry::encode_entry(&h, &[i as u8; 10], &crate::Digester::new(dt, b"")).unwrap();
+            if i == 30 {
+                e[40] ^= 1;
+                damaged_at = w.position();
+            }
+            w.add_entry(&e).unwrap();
+        }
+        let buffer = Buffer::from_vec(w.finish_rolled().unwrap().into_inner());
+        let entries = crate::arrow::EntryBatchOptions { payload: crate::arrow::PayloadMode::Binary, on_error: OnError::Flag };
+        let options = FileScanOptions::new(entries, crate::LedgerDigests::new(DigestPolicy::Auto, b""));
+        let open = || EntryLogBatchReader::new(MappedFile::from_buffer(buffer.clone()), Some(3), options.clone()).unwrap();
+        let got = collect(open());
+        assert_eq!(got, collect(open().without_verified_runs()));
+        let batch = &got.0[0];
+        let errors = batch.column_by_name("error").unwrap().as_string::<i32>();
+        let offsets = batch.column_by_name("offset").unwrap().as_primitive::<Int64Type>();
+        let bad: Vec<usize> = (0..batch.num_rows()).filter(|&i| errors.is_valid(i)).collect();
+        assert_eq!(bad.len(), 1 + 15, "the damaged entry and ledger 9's CRC-32C ones");
+        assert_eq!(offsets.value(bad[0]) as u64, damaged_at);
+        assert!(errors.value(bad[0]).contains("crc32c"), "{}", errors.value(bad[0]));
+        assert!(bad[1..].iter().all(|&i| errors.value(i).contains("crc32 ")), "{}", errors.value(bad[1]));
     }
 
     /// Batches of more rows than the first reservation (columns grow, then later

@@ -26,6 +26,7 @@ fn i64_at(b: &[u8], p: usize) -> i64 {
 
 /// `head`: the first bytes of an entry of `n` bytes (what the file holds, at least
 /// the 41 bytes of the longest header when the entry is complete).
+#[inline]
 pub(crate) fn entry_verdict(head: &[u8], n: usize, strict: bool) -> Verdict {
     let Some(&first) = head.first() else { return Verdict::Short };
     let (ids_at, header_len, digest_len) = match EntryFormat::detect(first) {

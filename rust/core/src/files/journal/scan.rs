@@ -79,6 +79,7 @@ impl Framing for JournalFraming {
     const FILL: Option<u8> = None;
     const PADDING_MARKER: bool = true;
 
+    #[inline]
     fn check(&self, data: &[u8], p: usize, strict: bool) -> Check<RecordKind> {
         let len = data.len();
         let n = i32_in(data, p);
