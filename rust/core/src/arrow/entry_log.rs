@@ -18,11 +18,10 @@ use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
 use super::column::PrimitiveColumn;
 use super::entries::{EntryBatchBuilder, OnError, StagedGroup, GROUP_LEN};
 use super::file_scan::{
-    assemble, batch_builder, file_schema, RowCapacity, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, VerifiedRunRows, REFRAMED_MESSAGE,
+    assemble, batch_builder, file_schema, Crc32cLane, LaneRows, RowCapacity, RunCursor, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, VerifiedRunRows, REFRAMED_MESSAGE,
 };
 use super::mapped_file::{MappedFile, PageWindow};
-use crate::digest::DigestType;
-use crate::digest_policy::{DigestPolicy, EntryChecks, ResolvedEntry};
+use crate::digest_policy::{EntryChecks, ResolvedEntry};
 use crate::entry::{parse_header, Entry};
 use crate::error::{Error, Result};
 use crate::files::entry_log::{self, EntryLogCursor, EntryLogItem, LedgersMap};
@@ -177,6 +176,26 @@ impl EntryLogRows {
     }
 }
 
+impl RunCursor for EntryLogCursor {
+    fn frame_run(&mut self, data: &[u8], max: usize, budget: usize, out: &mut Vec<(usize, usize)>) {
+        EntryLogCursor::frame_run(self, data, max, budget, out);
+    }
+
+    fn accept(&mut self, offset: usize, end: usize) {
+        EntryLogCursor::accept(self, offset, end);
+    }
+}
+
+impl LaneRows for EntryLogRows {
+    fn builder_and_resolver(&mut self) -> (&mut EntryBatchBuilder, &mut LedgerResolver) {
+        (&mut self.builder, &mut self.resolver)
+    }
+
+    fn push_run(&mut self, run: &[(usize, usize)]) {
+        self.push_run_positions(run.iter().map(|&(offset, end)| (offset as u64, (end - offset - 4) as u64)));
+    }
+}
+
 impl VerifiedRunRows for EntryLogRows {
     fn resolver_and_checks(&mut self) -> (&mut LedgerResolver, EntryChecks) {
         (&mut self.resolver, self.checks)
@@ -221,18 +240,8 @@ pub struct EntryLogBatchReader {
     capacity: RowCapacity,
     /// Take runs of entries the scan accepts on their digests (when verifying).
     verified_runs: bool,
-    /// Take runs of CRC-32C entries straight into the columns (see [`crc32c_lane`]).
-    crc32c_lane: bool,
-    /// Loop turns left before the lane is tried again, after it took nothing.
-    lane_backoff: u32,
+    lane: Crc32cLane,
 }
-
-/// Turns of the reader's loop (each a verified run or one item) that skip the
-/// CRC-32C lane after it took nothing: damage and entries of other types cost the
-/// lane's framing and digests only now and then.
-const LANE_BACKOFF: u32 = 8;
-/// Entry bytes framed at a time for the lane (its groups end near this too).
-const LANE_BYTES: usize = 8 << 10;
 
 impl std::fmt::Debug for EntryLogBatchReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -274,14 +283,17 @@ impl EntryLogBatchReader {
         let capacity = RowCapacity::new(&options, &file, MIN_RECORD_BYTES);
         let rows = capacity.rows();
         let builder = batch_builder(&options, &file, rows);
+        let mut resolver = options.digests.resolver();
+        let checks = if options.verify { EntryChecks::DIGEST } else { EntryChecks::default() };
+        let lane = Crc32cLane::new(&mut resolver, checks);
         Ok(EntryLogBatchReader {
             schema: entry_log_schema(&options),
             cursor,
             rows: EntryLogRows {
                 log_id,
                 on_error: options.entries.on_error,
-                checks: if options.verify { EntryChecks::DIGEST } else { EntryChecks::default() },
-                resolver: options.digests.resolver(),
+                checks,
+                resolver,
                 builder,
                 offsets: PrimitiveColumn::with_capacity(rows),
                 locations: log_id.map(|_| PrimitiveColumn::with_capacity(rows)),
@@ -291,23 +303,11 @@ impl EntryLogBatchReader {
             done: false,
             pages: PageWindow::new(options.start),
             capacity,
+            lane,
             verified_runs: options.verify,
-            crc32c_lane: false,
-            lane_backoff: 0,
             options,
             file,
-        }
-        .with_crc32c_lane())
-    }
-
-    /// The lane serves a reader that verifies, under one digest setting for every
-    /// ledger: CRC-32C, or inferred (then for the ledgers found to be CRC-32C).
-    fn with_crc32c_lane(mut self) -> Self {
-        let policy = self.rows.resolver.sole().map(|r| r.policy());
-        self.crc32c_lane = self.options.verify
-            && self.rows.checks == EntryChecks::DIGEST
-            && matches!(policy, Some(DigestPolicy::Fixed(DigestType::Crc32c) | DigestPolicy::Auto));
-        self
+        })
     }
 
     pub fn path(&self) -> Option<&Path> {
@@ -327,14 +327,14 @@ impl EntryLogBatchReader {
     #[cfg(test)]
     pub(crate) fn without_verified_runs(mut self) -> Self {
         self.verified_runs = false;
-        self.crc32c_lane = false;
+        self.lane.disable();
         self
     }
 
     /// The same reader without the CRC-32C lane (verified runs and the plain step).
     #[cfg(test)]
     pub(crate) fn without_crc32c_lane(mut self) -> Self {
-        self.crc32c_lane = false;
+        self.lane.disable();
         self
     }
 
@@ -354,19 +354,11 @@ impl EntryLogBatchReader {
         let mut records = Vec::with_capacity(GROUP_LEN);
         while self.rows.builder.len() < self.options.batch_rows && bytes < self.options.batch_bytes {
             self.pages.advance(&self.file, self.cursor.position());
-            if self.crc32c_lane {
-                if self.lane_backoff == 0 {
-                    let rows_left = self.options.batch_rows - self.rows.builder.len();
-                    let budget = self.options.batch_bytes - bytes;
-                    let taken = crc32c_lane(&mut self.rows, &mut self.cursor, data, rows_left, budget, &mut group, &mut records);
-                    if taken > 0 {
-                        bytes += taken;
-                        continue;
-                    }
-                    self.lane_backoff = LANE_BACKOFF;
-                } else {
-                    self.lane_backoff -= 1;
-                }
+            let rows_left = self.options.batch_rows - self.rows.builder.len();
+            let taken = self.lane.take(&mut self.rows, &mut self.cursor, data, rows_left, self.options.batch_bytes - bytes, &mut group, &mut records);
+            if taken > 0 {
+                bytes += taken;
+                continue;
             }
             if self.verified_runs {
                 run.clear();
@@ -415,41 +407,6 @@ impl EntryLogBatchReader {
     }
 }
 
-/// The entry log reader's fast path: frames the next records, and appends the run of them
-/// from the first that are CRC-32C entries whose digests match, the columns
-/// written as the entries are framed. Their rows are the ones the plain step
-/// gives (a record in step whose digest verifies is accepted, and its row is its
-/// fields, verified). Returns the entry bytes taken; 0 when the next record is
-/// anything else, for the verified runs or the plain step to take.
-fn crc32c_lane<'a>(
-    rows: &mut EntryLogRows,
-    cursor: &mut EntryLogCursor,
-    data: &'a [u8],
-    rows_left: usize,
-    budget: usize,
-    group: &mut StagedGroup<'a>,
-    records: &mut Vec<(usize, usize)>,
-) -> usize {
-    records.clear();
-    cursor.frame_run(data, rows_left.min(GROUP_LEN), budget.min(LANE_BYTES), records);
-    let mut raws: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
-    for (raw, &(offset, end)) in raws.iter_mut().zip(records.iter()) {
-        *raw = &data[offset + 4..end];
-    }
-    let resolver = rows.resolver.sole().expect("the lane serves only readers without ledger settings");
-    let inferred = resolver.policy() == DigestPolicy::Auto;
-    let taken = rows.builder.append_crc32c_prefix(&raws[..records.len()], group, |ledger_id| {
-        !inferred || resolver.remembered_v1_type(ledger_id) == Some(DigestType::Crc32c)
-    });
-    if taken == 0 {
-        return 0;
-    }
-    let run = &records[..taken];
-    rows.push_run_positions(run.iter().map(|&(offset, end)| (offset as u64, (end - offset - 4) as u64)));
-    cursor.accept(run[0].0, run[taken - 1].1);
-    run.iter().map(|&(offset, end)| end - offset - 4).sum()
-}
-
 impl Iterator for EntryLogBatchReader {
     type Item = Result<RecordBatch>;
 
@@ -484,6 +441,7 @@ mod tests {
     use super::*;
     use crate::arrow::file_scan::test_files::*;
     use crate::files::EntryLogWriter;
+    use crate::{DigestPolicy, DigestType};
     use crate::test_rng::Rng;
     use arrow_array::cast::AsArray;
     use arrow_array::types::Int64Type;
@@ -520,7 +478,7 @@ mod tests {
             options.verify = true;
             let buffer = Buffer::from_vec(bytes);
             let open = || EntryLogBatchReader::new(MappedFile::from_buffer(buffer.clone()), Some(3), options.clone()).unwrap();
-            assert!(open().crc32c_lane, "round {round}: the lane serves {options:?}");
+            assert!(open().lane.is_enabled(), "round {round}: the lane serves {options:?}");
             let got = collect(open());
             for want in [collect(open().without_verified_runs()), collect(open().without_crc32c_lane())] {
                 assert_eq!(got.1, want.1, "round {round} {options:?}");

@@ -10,10 +10,11 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, FieldRef, Schema, SchemaRef};
 
-use super::entries::{EntryBatchBuilder, EntryBatchOptions, OnError};
+use super::entries::{EntryBatchBuilder, EntryBatchOptions, OnError, StagedGroup, GROUP_LEN};
 use super::mapped_file::MappedFile;
 use super::payload::PayloadMode;
-use crate::digest_policy::{EntryChecks, ResolvedEntry};
+use crate::digest::DigestType;
+use crate::digest_policy::{DigestPolicy, EntryChecks, ResolvedEntry};
 use crate::entry::Entry;
 use crate::error::{Error, ErrorKind, Result};
 use crate::files::{Gap, GapKind, VerifiedEntry};
@@ -278,6 +279,111 @@ pub(crate) mod test_files {
             }
         }
         (batches, None)
+    }
+}
+
+/// A file scan whose entry records can be framed a run at a time, ahead of
+/// accepting them (see [`Crc32cLane`]).
+pub(crate) trait RunCursor {
+    /// The records from the scan's position that frame as entries without looking
+    /// ahead, `(offset of the size field, end)`: at most `max`, while their entry
+    /// bytes add up to less than `budget`; none when the scan is not in step.
+    fn frame_run(&mut self, data: &[u8], max: usize, budget: usize, out: &mut Vec<(usize, usize)>);
+
+    /// Moves past `[offset, end)`, the first records of a `frame_run` from here.
+    fn accept(&mut self, offset: usize, end: usize);
+}
+
+/// A file reader's rows, as the CRC-32C lane appends to them.
+pub(crate) trait LaneRows {
+    fn builder_and_resolver(&mut self) -> (&mut EntryBatchBuilder, &mut LedgerResolver);
+
+    /// The reader's own columns for a run of entry records whose entry columns were
+    /// just appended.
+    fn push_run(&mut self, run: &[(usize, usize)]);
+}
+
+/// Turns of a reader's loop (each a verified run or one item) that skip the lane
+/// after it took nothing: damage and entries of other types cost the lane's
+/// framing and digests only now and then.
+const LANE_BACKOFF: u32 = 8;
+/// Entry bytes framed at a time for the lane (its groups end near this too).
+const LANE_BYTES: usize = 8 << 10;
+
+/// The file readers' fast path: the scan frames the next records, and the run of
+/// them from the first that are CRC-32C entries whose digests match is staged
+/// straight into the columns and appended. Their rows are the plain step's (a
+/// record in step whose digest verifies is accepted, and its row is its fields,
+/// verified). It serves a reader that verifies, under one digest setting for every
+/// ledger: CRC-32C, or inferred (then only for ledgers already found to be
+/// CRC-32C, so inference stays with the plain step). Anything else is left to the
+/// verified runs and the plain step.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Crc32cLane {
+    enabled: bool,
+    /// Loop turns left before the lane is tried again.
+    backoff: u32,
+}
+
+impl Crc32cLane {
+    pub fn new(resolver: &mut LedgerResolver, checks: EntryChecks) -> Self {
+        let policy = resolver.sole().map(|r| r.policy());
+        let enabled = checks == EntryChecks::DIGEST
+            && matches!(policy, Some(DigestPolicy::Fixed(DigestType::Crc32c) | DigestPolicy::Auto));
+        Crc32cLane { enabled, backoff: 0 }
+    }
+
+    #[cfg(test)]
+    pub fn is_enabled(&self) -> bool {
+        self.enabled
+    }
+
+    #[cfg(test)]
+    pub fn disable(&mut self) {
+        self.enabled = false;
+    }
+
+    /// One turn of a reader's loop: appends a run, at most `rows_left` entries and
+    /// about `budget` entry bytes, and returns the entry bytes taken; 0 when the
+    /// reader takes the next item its other ways. `group` and `records` are scratch.
+    #[allow(clippy::too_many_arguments)]
+    pub fn take<'a>(
+        &mut self,
+        rows: &mut impl LaneRows,
+        cursor: &mut impl RunCursor,
+        data: &'a [u8],
+        rows_left: usize,
+        budget: usize,
+        group: &mut StagedGroup<'a>,
+        records: &mut Vec<(usize, usize)>,
+    ) -> usize {
+        if !self.enabled {
+            return 0;
+        }
+        if self.backoff > 0 {
+            self.backoff -= 1;
+            return 0;
+        }
+        records.clear();
+        cursor.frame_run(data, rows_left.min(GROUP_LEN), budget.min(LANE_BYTES), records);
+        let mut raws: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
+        for (raw, &(offset, end)) in raws.iter_mut().zip(records.iter()) {
+            *raw = &data[offset + 4..end];
+        }
+        let (builder, resolver) = rows.builder_and_resolver();
+        let resolver = resolver.sole().expect("the lane serves only readers without ledger settings");
+        let inferred = resolver.policy() == DigestPolicy::Auto;
+        let taken = builder.append_crc32c_prefix(&raws[..records.len()], group, |ledger_id| {
+            !inferred || resolver.remembered_v1_type(ledger_id) == Some(DigestType::Crc32c)
+        });
+        if taken == 0 {
+            self.backoff = LANE_BACKOFF;
+            return 0;
+        }
+        let run = &records[..taken];
+        rows.push_run(run);
+        cursor.accept(run[0].0, run[taken - 1].1);
+        run.iter().map(|&(offset, end)| end - offset - 4).sum()
     }
 }
 

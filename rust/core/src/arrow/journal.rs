@@ -22,10 +22,10 @@ use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, Field, FieldRef, SchemaRef};
 
 use super::column::PrimitiveColumn;
-use super::entries::{EntryBatchBuilder, OnError};
+use super::entries::{EntryBatchBuilder, OnError, StagedGroup, GROUP_LEN};
 use super::entry_log::torn_ids;
 use super::file_scan::{
-    assemble, batch_builder, file_schema, RowCapacity, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, VerifiedRunRows, REFRAMED_MESSAGE,
+    assemble, batch_builder, file_schema, Crc32cLane, LaneRows, RowCapacity, RunCursor, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, VerifiedRunRows, REFRAMED_MESSAGE,
 };
 use super::mapped_file::{MappedFile, PageWindow};
 use crate::digest::DigestType;
@@ -249,6 +249,29 @@ impl JournalRows {
     }
 }
 
+impl RunCursor for JournalCursor {
+    fn frame_run(&mut self, data: &[u8], max: usize, budget: usize, out: &mut Vec<(usize, usize)>) {
+        JournalCursor::frame_run(self, data, max, budget, out);
+    }
+
+    fn accept(&mut self, offset: usize, end: usize) {
+        JournalCursor::accept(self, offset, end);
+    }
+}
+
+impl LaneRows for JournalRows {
+    fn builder_and_resolver(&mut self) -> (&mut EntryBatchBuilder, &mut LedgerResolver) {
+        (&mut self.builder, &mut self.resolver)
+    }
+
+    fn push_run(&mut self, run: &[(usize, usize)]) {
+        self.offsets.extend(run.iter().map(|&(offset, _)| offset as i64));
+        self.sizes.extend(run.iter().map(|&(offset, end)| (end - offset - 4) as i64));
+        self.record_types.push_n("entry", run.len());
+        self.meta.push_nulls(run.len());
+    }
+}
+
 impl VerifiedRunRows for JournalRows {
     fn resolver_and_checks(&mut self) -> (&mut LedgerResolver, EntryChecks) {
         (&mut self.resolver, self.checks)
@@ -295,6 +318,7 @@ pub struct JournalBatchReader {
     done: bool,
     pages: PageWindow,
     capacity: RowCapacity,
+    lane: Crc32cLane,
     /// Take runs of entries the scan accepts on their digests (when verifying).
     verified_runs: bool,
 }
@@ -329,6 +353,9 @@ impl JournalBatchReader {
         let capacity = RowCapacity::new(&options, &file, MIN_RECORD_BYTES);
         let rows = capacity.rows();
         let builder = batch_builder(&options, &file, rows);
+        let mut resolver = options.digests.resolver();
+        let checks = if options.verify { EntryChecks::DIGEST } else { EntryChecks::default() };
+        let lane = Crc32cLane::new(&mut resolver, checks);
         Ok(JournalBatchReader {
             include_padding,
             schema: journal_schema(&options),
@@ -336,8 +363,8 @@ impl JournalBatchReader {
             rows: JournalRows {
                 journal_id,
                 on_error: options.entries.on_error,
-                checks: if options.verify { EntryChecks::DIGEST } else { EntryChecks::default() },
-                resolver: options.digests.resolver(),
+                checks,
+                resolver,
                 builder,
                 offsets: PrimitiveColumn::with_capacity(rows),
                 sizes: PrimitiveColumn::with_capacity(rows),
@@ -348,6 +375,7 @@ impl JournalBatchReader {
             done: false,
             pages: PageWindow::new(options.start),
             capacity,
+            lane,
             verified_runs: options.verify,
             options,
             file,
@@ -371,6 +399,14 @@ impl JournalBatchReader {
     #[cfg(test)]
     pub(crate) fn without_verified_runs(mut self) -> Self {
         self.verified_runs = false;
+        self.lane.disable();
+        self
+    }
+
+    /// The same reader without the CRC-32C lane (verified runs and the plain step).
+    #[cfg(test)]
+    pub(crate) fn without_crc32c_lane(mut self) -> Self {
+        self.lane.disable();
         self
     }
 
@@ -386,8 +422,16 @@ impl JournalBatchReader {
         let mut bytes = 0usize;
         let mut run = Vec::new();
         let mut passed = Vec::new();
+        let mut group = StagedGroup::new();
+        let mut records = Vec::with_capacity(GROUP_LEN);
         while self.rows.builder.len() < self.options.batch_rows && bytes < self.options.batch_bytes {
             self.pages.advance(&self.file, self.cursor.position());
+            let rows_left = self.options.batch_rows - self.rows.builder.len();
+            let taken = self.lane.take(&mut self.rows, &mut self.cursor, data, rows_left, self.options.batch_bytes - bytes, &mut group, &mut records);
+            if taken > 0 {
+                bytes += taken;
+                continue;
+            }
             if self.verified_runs {
                 run.clear();
                 let rows_left = self.options.batch_rows - self.rows.builder.len();
@@ -457,6 +501,7 @@ mod tests {
     use super::*;
     use crate::arrow::file_scan::test_files::*;
     use crate::files::JournalWriter;
+    use crate::{DigestPolicy, DigestType};
     use crate::test_rng::Rng;
     use arrow_buffer::Buffer;
     use std::io::Cursor;
@@ -508,5 +553,37 @@ mod tests {
             rows += got.0.iter().map(RecordBatch::num_rows).sum::<usize>();
         }
         assert!(rows > 2000, "{rows} rows");
+    }
+
+    /// The CRC-32C lane gives the batches (and the error) of the plain step and of
+    /// the verified runs without it, under the settings it serves.
+    #[test]
+    fn lane_gives_the_rows_of_the_plain_step() {
+        let mut rng = Rng(0x070A_C32C);
+        let (mut rows, mut whole) = (0, 0);
+        for round in 0..400 {
+            let mut bytes = sample_journal(&mut rng, 60);
+            for _ in 0..rng.below(4) {
+                damage(&mut rng, &mut bytes, 512);
+            }
+            let mut options = scan_options(&mut rng, bytes.len());
+            let policy = if rng.below(2) == 0 { DigestPolicy::Fixed(DigestType::Crc32c) } else { DigestPolicy::Auto };
+            options.digests = crate::LedgerDigests::new(policy, if rng.below(2) == 0 { b"pw" } else { b"" });
+            options.verify = true;
+            let padding = rng.below(2) == 0;
+            let buffer = Buffer::from_vec(bytes);
+            let open = || {
+                JournalBatchReader::new(MappedFile::from_buffer(buffer.clone()), Some(5), padding, options.clone()).unwrap()
+            };
+            assert!(open().lane.is_enabled(), "round {round}: the lane serves {options:?}");
+            let got = collect(open());
+            for want in [collect(open().without_verified_runs()), collect(open().without_crc32c_lane())] {
+                assert_eq!(got.1, want.1, "round {round} {options:?}");
+                assert_eq!(got.0, want.0, "round {round} {options:?}");
+            }
+            rows += got.0.iter().map(RecordBatch::num_rows).sum::<usize>();
+            whole += usize::from(got.1.is_none());
+        }
+        assert!(rows > 5000 && whole > 100, "{rows} rows, {whole} journals read to the end");
     }
 }

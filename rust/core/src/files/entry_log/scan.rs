@@ -284,20 +284,16 @@ impl EntryLogCursor {
         self.runs.next(&mut self.chain, &self.framing, data, max, budget, out);
     }
 
-    /// The records from here that frame as entries without looking ahead, as
-    /// `(offset of the size field, end)`: at most `max`, and while their lengths add
-    /// up to less than `budget` bytes. They are the next items
-    /// [`next_item`](Self::next_item) yields if a digest verifies each of them (the
-    /// caller checks, then [`accept`](Self::accept)s the ones that do); appends
-    /// nothing when the scan is not in step.
-    pub fn frame_run(&mut self, data: &[u8], max: usize, budget: usize, out: &mut Vec<(usize, usize)>) {
+    /// See [`RunCursor::frame_run`](crate::arrow::file_scan): the records are the
+    /// next items [`next_item`](Self::next_item) yields if a digest verifies each.
+    pub(crate) fn frame_run(&mut self, data: &[u8], max: usize, budget: usize, out: &mut Vec<(usize, usize)>) {
         assert_eq!(data.len(), self.data_len, "an entry log cursor must be driven with the bytes it was created for");
         self.chain.entry_run(&self.framing, data, max, budget, out);
     }
 
-    /// Moves past the records `[offset, end)`, the first of a [`frame_run`](Self::frame_run)
-    /// from here, each of which a configured digest verified.
-    pub fn accept(&mut self, offset: usize, end: usize) {
+    /// Moves past `[offset, end)`, the first records of a `frame_run` from here,
+    /// each of which a configured digest verified.
+    pub(crate) fn accept(&mut self, offset: usize, end: usize) {
         self.chain.accept_verified(offset, end);
     }
 
