@@ -367,11 +367,19 @@ def compare_spark(run: Run) -> None:
     count, payload_size = 500_000, 64
     column = work.entry_array(count, payload_size)
     in_process = run.seconds(lambda: bkcodec.decode_entries(column, digest_type="crc32c"))
+    # The same at 1 KiB payloads: Spark's cost is mostly per row, the decoder's
+    # grows with the bytes, so the ratio moves with the entry size.
+    large_count, large_size = 100_000, KiB
+    large_column = work.entry_array(large_count, large_size)
+    large_in_process = run.seconds(lambda: bkcodec.decode_entries(large_column, digest_type="crc32c"))
     with _spark.local_session(cores=1) as spark:
         frame = _spark.cached_entries_frame(spark, column)
         decode = _spark.decode_seconds(frame, repeats=3)
         passthrough = _spark.passthrough_seconds(frame, repeats=3)
         scan = _spark.scan_seconds(frame, repeats=3)
+        frame.unpersist()
+        large_frame = _spark.cached_entries_frame(spark, large_column)
+        large_decode = _spark.decode_seconds(large_frame, repeats=3)
     run.compare(
         key,
         name,
@@ -386,6 +394,14 @@ def compare_spark(run: Run) -> None:
             "passthrough_entries_per_s": count / passthrough,
             "jvm_scan_entries_per_s": count / scan,
         },
+    )
+    run.compare(
+        "spark-map-in-arrow-1KiB-vs-in-process",
+        "Spark mapInArrow decode vs in-process, per core, 1 KiB payloads",
+        "entries/s",
+        ("mapInArrow", large_count / large_decode),
+        ("in-process", large_count / large_in_process),
+        {"entries": large_count, "payload_bytes": large_size, "spark_cores": 1},
     )
     run.compare(
         "spark-passthrough-vs-in-process",
