@@ -304,7 +304,9 @@ fn inserted_zeros_padding_and_garbage_become_one_gap() {
                     let expected_kind = match fill {
                         "zeros" if end_of_file => GapKind::TrailingZeros,
                         "zeros" => GapKind::Zeros,
-                        "padding" => GapKind::Padding,
+                        // A legacy writer never pads: 0xF0 bytes stand where a size
+                        // field should, too few of them to be one at the end.
+                        "padding" if end_of_file && k < 4 => GapKind::TornRecord,
                         _ => GapKind::BadSize,
                     };
                     assert_eq!(gaps, vec![(at, k as u64)], "{label}");
