@@ -587,3 +587,29 @@ fn size_field_starting_with_fill_bytes() {
         }
     }
 }
+
+/// A legacy writer never pads, so a record overwritten with 0xF0 (size field
+/// included) is damage, not padding: one gap covering exactly that record, every
+/// other record read, and byte ranges that tile the log read each once.
+#[test]
+fn legacy_record_overwritten_with_fill_bytes() {
+    for (seed, rolled) in [(7u64, true), (8, false), (9, true)] {
+        let bytes = sample_log(seed, 30, rolled);
+        let recs = clean_records(&bytes);
+        for victim in recs.iter().filter(|r| r.bytes[4] != 0xFF).step_by(3) {
+            let mut damaged = bytes.clone();
+            damaged[victim.offset as usize..victim.end() as usize].fill(0xF0);
+            let label = format!("seed {seed}: record at {} overwritten with 0xF0", victim.offset);
+            for opts in [ScanOptions::new(), digests()] {
+                let found = scan(&damaged, &opts);
+                for r in recs.iter().filter(|r| r.offset != victim.offset) {
+                    assert!(found.has(r.offset, &r.bytes), "{label}: lost record at {}", r.offset);
+                }
+                let gaps: Vec<(u64, u64, GapKind)> = found.gaps.iter().map(|g| (g.offset, g.end(), g.kind)).collect();
+                assert_eq!(gaps, vec![(victim.offset, victim.end(), GapKind::BadSize)], "{label}");
+                assert_eq!(found.entries.len(), recs.len() - 1, "{label}");
+            }
+            tile_check(&damaged, &ScanOptions::new(), &[victim.offset, victim.end()], &label);
+        }
+    }
+}
