@@ -31,7 +31,10 @@
 //!
 //! The fill byte is the framing's: 0xF0 in direct entry logs, none in legacy entry
 //! logs (whose writer never pads, so a 0xF0 run there is an overwritten record or
-//! size field, reported as damage) and in journals.
+//! size field, reported as damage) and in journals. In a direct log a run of fill
+//! bytes is padding only as the writer leaves it: from where the walk stands, not on
+//! a 4 KiB boundary, up to exactly the next boundary (or the end of the file before
+//! it). A run that stops short of it or goes on past it is damage.
 //!
 //! Every decision depends only on positions and bytes, never on where the walk
 //! started. Byte ranges: a range `[s, e)` starts at the first sync point at or after
@@ -116,7 +119,8 @@ pub(crate) trait Framing {
 
     /// Checks the record whose size field starts at `p`. Callers guarantee
     /// `p + 4 <= data.len()`, a non-zero size field, and that `data[p]` is not the
-    /// fill byte. `strict` adds the tests a sync point must pass.
+    /// fill byte unless its run there is no padding (then the size is negative).
+    /// `strict` adds the tests a sync point must pass.
     fn check(&self, data: &[u8], p: usize, strict: bool) -> Check<Self::Kind>;
 
     /// Whether a configured digest verifies the record `[p, end)`.
@@ -332,27 +336,19 @@ impl Chain {
             return Some(self.zero_gap(f, data, p));
         }
         if let Some(fill) = f.fill() {
-            let end = if data[p] == fill { first_not(data, p, len, fill) } else { p };
-            // One to three fill bytes that stop short of a block boundary, with no
-            // record after them, are the first bytes of a damaged size field, not
-            // padding: damage starts here.
-            let size_field = end - p < 4
-                && end != len
-                && end & (PADDING_BLOCK - 1) != 0
-                && !self.plausible_at(f, data, end);
-            if end > p && !size_field {
-                // Four fill bytes in the middle of a block may be a size field
-                // overwritten in front of an intact entry.
-                if end - p == 4 && end & (PADDING_BLOCK - 1) != 0 {
-                    if let Some(r) = self.find_sync(f, data, p + 1, len) {
-                        if let Some(kind) = f.reframe(data, p, r) {
-                            self.pos = r;
-                            return Some(Step::Record { offset: p, end: r, kind, reframed: true });
-                        }
-                    }
+            if data[p] == fill {
+                // A writer pads from the end of a record up to the next 4 KiB boundary
+                // (never from a boundary), and a record follows. Any other run of fill
+                // bytes stands where a size field should (an overwritten size field or
+                // record, perhaps merged with padding before or after it): damage from
+                // here, like any negative size. (A record overwritten up to the end of
+                // the padding after it, within one block, cannot be told from padding.)
+                let boundary = (p | (PADDING_BLOCK - 1)) + 1;
+                let end = first_not(data, p, len, fill);
+                if p & (PADDING_BLOCK - 1) != 0 && (end == boundary || (end == len && end < boundary)) {
+                    self.pos = end;
+                    return Some(Step::Gap(gap(p, end, GapKind::Padding)));
                 }
-                self.pos = end;
-                return Some(Step::Gap(gap(p, end, GapKind::Padding)));
             }
         }
         match f.check(data, p, false) {
