@@ -130,6 +130,33 @@ fn damage_rows_and_arrow_errors() {
     assert!(err.to_string().contains(&format!("at byte {}", offsets[9])), "{err}");
 }
 
+/// A record of a legacy log overwritten with 0xF0, size field included: a flagged
+/// row at its offset (a legacy log has no padding), and every other entry read.
+#[test]
+fn legacy_record_overwritten_with_fill_bytes_is_flagged() {
+    let (mut bytes, offsets) = sample_log(20);
+    let (at, end) = (offsets[7] as usize, offsets[8] as usize);
+    bytes[at..end].fill(0xF0);
+    let batch = EntryLogBatchReader::new(file(bytes.clone()), Some(3), options(PayloadMode::Binary, OnError::Flag))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(batch.num_rows(), 20);
+    assert_eq!(i64s(&batch, "offset"), offsets.iter().map(|&o| Some(o as i64)).collect::<Vec<_>>());
+    assert_eq!(i64s(&batch, "record_size")[7], Some((end - at) as i64));
+    assert_eq!(i64s(&batch, "location")[7], None);
+    let errors = strings(&batch, "error");
+    assert!(errors[7].as_deref().unwrap().starts_with("bad_size:"), "{:?}", errors[7]);
+    assert_eq!(errors.iter().filter(|e| e.is_some()).count(), 1);
+
+    let mut reader = EntryLogBatchReader::new(file(bytes), Some(3), options(PayloadMode::Binary, OnError::Raise)).unwrap();
+    assert_eq!(reader.next().unwrap().unwrap().num_rows(), 7);
+    let err = reader.next().unwrap().unwrap_err();
+    assert_eq!(err.offset, at as u64);
+    assert!(err.to_string().contains(&format!("at byte {at}")), "{err}");
+}
+
 #[test]
 fn not_an_entry_log() {
     let mut bytes = sample_log(1).0;

@@ -17,7 +17,7 @@
 //!   lengths of meta and map records, zero content of padding), and the record is
 //!   an anchor (journal padding, entry-log map record), or two more strictly
 //!   plausible records follow it or the chain ends cleanly (end of file, or a run of
-//!   zeros to the end or of 0xF0 to a 4 KiB boundary starting exactly there), or,
+//!   zeros to the end or of fill bytes to a 4 KiB boundary starting exactly there), or,
 //!   for records up to 64 KiB, a configured digest verifies. Of two such records
 //!   starting less than 36 bytes apart (a real header and the same header read a
 //!   few bytes off), one is ruled out (see [`Chain::is_sync`]).
@@ -25,9 +25,16 @@
 //! When the walk is in step at a damaged record and a digest verifies the bytes up
 //! to the next sync point, the entry is kept, flagged as reframed. Otherwise the
 //! bytes up to the next sync point are one gap, named after what was wrong first.
-//! Zero runs and 0xF0 runs are skipped a chunk at a time, and the search for a sync
+//! Zero runs and fill runs are skipped a chunk at a time, and the search for a sync
 //! point only looks at the last three bytes of each zero run (sizes below 16 MiB
 //! start with a zero byte), so scanning damaged or preallocated regions is linear.
+//!
+//! The fill byte is the framing's: 0xF0 in direct entry logs, none in legacy entry
+//! logs (whose writer never pads, so a 0xF0 run there is an overwritten record or
+//! size field, reported as damage) and in journals. In a direct log a run of fill
+//! bytes is padding only as the writer leaves it: from where the walk stands, not on
+//! a 4 KiB boundary, up to exactly the next boundary (or the end of the file before
+//! it). A run that stops short of it or goes on past it is damage.
 //!
 //! Every decision depends only on positions and bytes, never on where the walk
 //! started. Byte ranges: a range `[s, e)` starts at the first sync point at or after
@@ -104,14 +111,16 @@ pub(crate) enum Check<K> {
 
 pub(crate) trait Framing {
     type Kind: Copy;
-    /// Filler byte written between records (0xF0 in direct entry logs).
-    const FILL: Option<u8>;
+    /// Filler byte the writer puts between records (0xF0 in direct entry logs).
+    /// Where the format has none, such bytes are damage like any other.
+    fn fill(&self) -> Option<u8>;
     /// Whether records may start with FF FF FF 00 (journal padding records).
     const PADDING_MARKER: bool;
 
     /// Checks the record whose size field starts at `p`. Callers guarantee
     /// `p + 4 <= data.len()`, a non-zero size field, and that `data[p]` is not the
-    /// fill byte. `strict` adds the tests a sync point must pass.
+    /// fill byte unless its run there is no padding (then the size is negative).
+    /// `strict` adds the tests a sync point must pass.
     fn check(&self, data: &[u8], p: usize, strict: bool) -> Check<Self::Kind>;
 
     /// Whether a configured digest verifies the record `[p, end)`.
@@ -269,7 +278,7 @@ impl Chain {
         let mut p = self.pos;
         let mut bytes = 0usize;
         while out.len() < max && bytes < budget && p < self.range_end && len - p >= 4 {
-            if i32_at(data, p) == 0 || F::FILL == Some(data[p]) {
+            if i32_at(data, p) == 0 || f.fill() == Some(data[p]) {
                 return;
             }
             self.prefetch_ahead(data, p);
@@ -316,7 +325,7 @@ impl Chain {
             self.done = true;
             let kind = if data[p..].iter().all(|&b| b == 0) {
                 GapKind::TrailingZeros
-            } else if F::FILL.is_some_and(|fill| data[p..].iter().all(|&b| b == fill)) {
+            } else if f.fill().is_some_and(|fill| data[p..].iter().all(|&b| b == fill)) {
                 GapKind::Padding
             } else {
                 GapKind::TornRecord
@@ -326,28 +335,20 @@ impl Chain {
         if i32_at(data, p) == 0 {
             return Some(self.zero_gap(f, data, p));
         }
-        if let Some(fill) = F::FILL {
-            let end = if data[p] == fill { first_not(data, p, len, fill) } else { p };
-            // One to three fill bytes that stop short of a block boundary, with no
-            // record after them, are the first bytes of a damaged size field, not
-            // padding: damage starts here.
-            let size_field = end - p < 4
-                && end != len
-                && end & (PADDING_BLOCK - 1) != 0
-                && !self.plausible_at(f, data, end);
-            if end > p && !size_field {
-                // Four fill bytes in the middle of a block may be a size field
-                // overwritten in front of an intact entry.
-                if end - p == 4 && end & (PADDING_BLOCK - 1) != 0 {
-                    if let Some(r) = self.find_sync(f, data, p + 1, len) {
-                        if let Some(kind) = f.reframe(data, p, r) {
-                            self.pos = r;
-                            return Some(Step::Record { offset: p, end: r, kind, reframed: true });
-                        }
-                    }
+        if let Some(fill) = f.fill() {
+            if data[p] == fill {
+                // A writer pads from the end of a record up to the next 4 KiB boundary
+                // (never from a boundary), and a record follows. Any other run of fill
+                // bytes stands where a size field should (an overwritten size field or
+                // record, perhaps merged with padding before or after it): damage from
+                // here, like any negative size. (A record overwritten up to the end of
+                // the padding after it, within one block, cannot be told from padding.)
+                let boundary = (p | (PADDING_BLOCK - 1)) + 1;
+                let end = first_not(data, p, len, fill);
+                if p & (PADDING_BLOCK - 1) != 0 && (end == boundary || (end == len && end < boundary)) {
+                    self.pos = end;
+                    return Some(Step::Gap(gap(p, end, GapKind::Padding)));
                 }
-                self.pos = end;
-                return Some(Step::Gap(gap(p, end, GapKind::Padding)));
             }
         }
         match f.check(data, p, false) {
@@ -439,7 +440,7 @@ impl Chain {
         if q == len {
             return true;
         }
-        if len - q < 4 || i32_at(data, q) == 0 || F::FILL == Some(data[q]) {
+        if len - q < 4 || i32_at(data, q) == 0 || f.fill() == Some(data[q]) {
             return false;
         }
         matches!(f.check(data, q, false), Check::Record { .. })
@@ -521,7 +522,7 @@ impl Chain {
     /// Whether the walk, arriving at `q` after a record, finds the file continuing
     /// sensibly: `depth` more plausible records, or a clean end before them. A clean
     /// end is the end of the file, an anchor record (journal padding, entry-log map),
-    /// or a run of zeros to the end of the file or of 0xF0 to a 4 KiB boundary that
+    /// or a run of zeros to the end of the file or of fill bytes to a 4 KiB boundary that
     /// starts exactly at `q`. (A record whose last byte is a zero or 0xF0 is then not
     /// confirmed this way; it is still accepted when nothing contradicts it.)
     fn chain_ok<F: Framing>(&mut self, f: &F, data: &[u8], mut q: usize, mut depth: u32) -> bool {
@@ -536,7 +537,7 @@ impl Chain {
             if i32_at(data, q) == 0 {
                 return self.zero_run_end(data, q) == len && run_starts_at(data, q, 0);
             }
-            if let Some(fill) = F::FILL {
+            if let Some(fill) = f.fill() {
                 if data[q] == fill {
                     let end = first_not(data, q, len.min(q + PADDING_BLOCK), fill);
                     return (end == len || (end & (PADDING_BLOCK - 1) == 0 && end - q < PADDING_BLOCK))
@@ -618,7 +619,7 @@ impl Chain {
     /// an anchor, two more records after it (or a clean end), or, for small records,
     /// a configured digest.
     fn frames_strongly<F: Framing>(&mut self, f: &F, data: &[u8], p: usize) -> Option<usize> {
-        if p + 4 > data.len() || i32_at(data, p) == 0 || F::FILL == Some(data[p]) {
+        if p + 4 > data.len() || i32_at(data, p) == 0 || f.fill() == Some(data[p]) {
             return None;
         }
         match f.check(data, p, true) {

@@ -5,7 +5,8 @@ use crate::digest::DigestType;
 use crate::entry::{decode_entry, parse_header, Entry, EntryHeader};
 use crate::error::Result;
 use crate::files::entry_log::ledgers_map::{map_record_pairs, MAP_ENTRY_ID, MAP_LEDGER_ID};
-use crate::files::entry_log::{EntryLog, LEDGERS_MAP_MAX_BATCH};
+use crate::files::entry_log::writer::PADDING_BYTE;
+use crate::files::entry_log::{EntryLog, EntryLogLayout, LEDGERS_MAP_MAX_BATCH};
 use crate::files::framing::{Chain, Check, Framing, ScanOptions, Step, MAX_SYNC_RECORD};
 use crate::files::gap::{Gap, GapKind};
 use crate::files::location::Location;
@@ -27,17 +28,24 @@ pub(crate) struct EntryLogFraming {
     options: ScanOptions,
     /// `[start, end)` of the ledgers map the header points at, when it frames.
     map_region: Option<(usize, usize)>,
+    /// 0xF0 in the direct layout, whose writer pads each flush to a 4 KiB boundary;
+    /// none in the legacy layout, whose writer never pads.
+    fill: Option<u8>,
 }
 
 impl EntryLogFraming {
     fn new(log: &EntryLog<'_>, options: &ScanOptions) -> Self {
-        let mut framing = EntryLogFraming { options: options.clone(), map_region: None };
+        let fill = match log.layout() {
+            EntryLogLayout::Direct => Some(PADDING_BYTE),
+            EntryLogLayout::Legacy => None,
+        };
+        let mut framing = EntryLogFraming { options: options.clone(), map_region: None, fill };
         framing.map_region = framing.find_map_region(log);
         framing
     }
 
-    /// The run of map records (and 0xF0 padding between them) from the header's map
-    /// offset. Inside it only map records may be sync points.
+    /// The run of map records (and, in the direct layout, 0xF0 padding between them)
+    /// from the header's map offset. Inside it only map records may be sync points.
     fn find_map_region(&self, log: &EntryLog<'_>) -> Option<(usize, usize)> {
         let data = log.data();
         let header = log.header().ok()?;
@@ -48,8 +56,8 @@ impl EntryLogFraming {
         let mut end = start;
         let mut pos = start;
         while pos + 4 <= data.len() {
-            if data[pos] == 0xF0 {
-                pos = first_not(data, pos, data.len(), 0xF0);
+            if let Some(fill) = self.fill.filter(|&fill| data[pos] == fill) {
+                pos = first_not(data, pos, data.len(), fill);
                 continue;
             }
             match self.check(data, pos, true) {
@@ -82,8 +90,12 @@ fn map_verdict(head: &[u8], n: usize) -> Verdict {
 
 impl Framing for EntryLogFraming {
     type Kind = RecordKind;
-    const FILL: Option<u8> = Some(0xF0);
     const PADDING_MARKER: bool = false;
+
+    #[inline]
+    fn fill(&self) -> Option<u8> {
+        self.fill
+    }
 
     #[inline]
     fn check(&self, data: &[u8], p: usize, strict: bool) -> Check<RecordKind> {

@@ -12,7 +12,7 @@ use crate::files::entry_log::{
 use crate::files::framing::PADDING_BLOCK;
 
 const HEADER_VERSION: i32 = 1;
-const PADDING_BYTE: u8 = 0xF0;
+pub(crate) const PADDING_BYTE: u8 = 0xF0;
 
 fn io_error(offset: u64, e: std::io::Error) -> Error {
     Error::new(ErrorKind::Io, offset, e.to_string())

@@ -76,8 +76,12 @@ fn payload_verdict(head: &[u8], n: usize, strict: bool) -> (RecordKind, Verdict)
 
 impl Framing for JournalFraming {
     type Kind = RecordKind;
-    const FILL: Option<u8> = None;
     const PADDING_MARKER: bool = true;
+
+    #[inline]
+    fn fill(&self) -> Option<u8> {
+        None
+    }
 
     #[inline]
     fn check(&self, data: &[u8], p: usize, strict: bool) -> Check<RecordKind> {
