@@ -378,9 +378,12 @@ mod tests {
         out
     }
 
+    /// A named CRC-32C implementation: (running value, bytes) to the new value.
+    type CrcPath = (&'static str, fn(u32, &[u8]) -> u32);
+
     /// Every CRC-32C path this build has, each forced regardless of length.
-    fn crc32c_paths() -> Vec<(&'static str, fn(u32, &[u8]) -> u32)> {
-        let mut paths: Vec<(&'static str, fn(u32, &[u8]) -> u32)> =
+    fn crc32c_paths() -> Vec<CrcPath> {
+        let mut paths: Vec<CrcPath> =
             vec![("dispatch", crc32c_append), ("portable", |v, d| !crc32c_register_portable(!v, d))];
         #[cfg(target_arch = "x86_64")]
         {

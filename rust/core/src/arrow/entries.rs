@@ -323,11 +323,11 @@ impl<'a> StagedGroup<'a> {
             self.verify_crc32c(ok, false)
         } else {
             let long = self.payload_bytes > n * LONG_MESSAGE;
-            for k in 0..n {
+            for (k, (ok, &raw)) in ok.iter_mut().zip(&self.raws).take(n).enumerate() {
                 if long {
-                    prefetch_ahead(self.raws[k]);
+                    prefetch_ahead(raw);
                 }
-                ok[k] = verify_one(resolver, self.raws[k], self.digest_type(k));
+                *ok = verify_one(resolver, raw, self.digest_type(k));
             }
             ok[..n].iter().all(|&x| x)
         }
@@ -537,9 +537,20 @@ impl EntryBatchBuilder {
         if k == 0 || !self.payload.has_room(group.payloads[..k].iter().map(|p| p.len()).sum()) {
             return 0;
         }
+        // SAFETY: `stage_crc32c` staged `n >= k` entries, and nothing was appended since.
+        unsafe { self.append_staged_rows(group, k, Some(true)) };
+        k
+    }
+
+    /// Appends the first `k` staged entries of `group`, each with `digest_ok`.
+    ///
+    /// # Safety
+    /// The group was staged with at least `k` entries, nothing has been appended
+    /// since (so the columns' slots still hold them), and the payload column has
+    /// room for their payloads.
+    unsafe fn append_staged_rows(&mut self, group: &StagedGroup<'_>, k: usize, digest_ok: Option<bool>) {
         self.payload.append_all(&group.payloads[..k]);
-        // SAFETY: `stage_crc32c` wrote the first `n >= k` slots of every column, and
-        // nothing was appended since (the payload column is not among them).
+        // SAFETY: the caller staged these slots (the payload column is not among them).
         unsafe {
             self.format_version.append_slots(k);
             self.scope_id.append_slots(k);
@@ -547,11 +558,18 @@ impl EntryBatchBuilder {
             self.entry_id.append_slots(k);
             self.last_add_confirmed.append_slots(k);
             self.length.append_slots(k);
+            if group.codes_staged {
+                self.digest_type.codes.append_slots(k);
+            }
         }
-        self.digest_type.codes.extend(std::iter::repeat_n(DigestType::Crc32c.proto_value(), k));
-        self.digest_ok.append_n(k, true);
+        if !group.codes_staged {
+            self.digest_type.codes.extend(std::iter::repeat_n(DigestType::Crc32c.proto_value(), k));
+        }
+        match digest_ok {
+            Some(ok) => self.digest_ok.append_n(k, ok),
+            None => self.digest_ok.append_nulls(k),
+        }
         self.rows += k;
-        k
     }
 
     /// Frames entries from `items` into `group` (which must be empty) until it is
@@ -801,29 +819,8 @@ impl EntryBatchBuilder {
         // Expected ids are checked on the row-at-a-time path (no batch decoder asks for them).
         let ids_unchecked = checks.ledger_id.is_none() && checks.entry_id.is_none();
         if ids_unchecked && all_ok && self.payload.has_room(group.payload_bytes) {
-            self.payload.append_all(&group.payloads[..n]);
-            // SAFETY: `stage` wrote the first `n` slots of every column, and nothing
-            // was appended since (the payload column is not among them).
-            unsafe {
-                self.format_version.append_slots(n);
-                self.scope_id.append_slots(n);
-                self.ledger_id.append_slots(n);
-                self.entry_id.append_slots(n);
-                self.last_add_confirmed.append_slots(n);
-                self.length.append_slots(n);
-            }
-            if group.codes_staged {
-                // SAFETY: as above.
-                unsafe { self.digest_type.codes.append_slots(n) };
-            } else {
-                self.digest_type.codes.extend(std::iter::repeat_n(DigestType::Crc32c.proto_value(), n));
-            }
-            if checks.digest {
-                self.digest_ok.append_n(n, true);
-            } else {
-                self.digest_ok.append_nulls(n);
-            }
-            self.rows += n;
+            // SAFETY: `stage` staged these `n` entries, and nothing was appended since.
+            unsafe { self.append_staged_rows(group, n, checks.digest.then_some(true)) };
             return Ok(());
         }
         self.append_staged_one_by_one(resolver, group, n, &ok, checks)
@@ -840,10 +837,9 @@ impl EntryBatchBuilder {
         checks: EntryChecks,
     ) -> Result<()> {
         let verdict = checks.digest.then_some(true);
-        for k in 0..n {
-            let raw = group.raws[k];
+        for (k, (&raw, &ok)) in group.raws.iter().zip(ok).take(n).enumerate() {
             let result = match Entry::frame(raw, Some(group.digest_type(k))) {
-                Some(entry) if ok[k] && entry.check_ids(checks.ledger_id, checks.entry_id).is_ok() => {
+                Some(entry) if ok && entry.check_ids(checks.ledger_id, checks.entry_id).is_ok() => {
                     self.append_entry(&ResolvedEntry { entry, digest_ok: verdict }, None)
                 }
                 _ => self.decode_append_bad(resolver, raw, checks),

@@ -18,7 +18,7 @@ use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
 use super::column::PrimitiveColumn;
 use super::entries::{EntryBatchBuilder, OnError, StagedGroup, GROUP_LEN};
 use super::file_scan::{
-    assemble, batch_builder, file_schema, Crc32cLane, LaneRows, RowCapacity, RunCursor, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, VerifiedRunRows, REFRAMED_MESSAGE,
+    assemble, batch_builder, file_schema, Crc32cLane, LaneRows, RowCapacity, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, VerifiedRunRows, REFRAMED_MESSAGE,
 };
 use super::mapped_file::{MappedFile, PageWindow};
 use crate::digest_policy::{EntryChecks, ResolvedEntry};
@@ -173,16 +173,6 @@ impl EntryLogRows {
             Arc::new(self.sizes.finish()),
         ];
         assemble(schema, leading, &mut self.builder, Vec::new())
-    }
-}
-
-impl RunCursor for EntryLogCursor {
-    fn frame_run(&mut self, data: &[u8], max: usize, budget: usize, out: &mut Vec<(usize, usize)>) {
-        EntryLogCursor::frame_run(self, data, max, budget, out);
-    }
-
-    fn accept(&mut self, offset: usize, end: usize) {
-        EntryLogCursor::accept(self, offset, end);
     }
 }
 
@@ -557,7 +547,7 @@ mod tests {
         let (large_batches, large) = read(65_536, 400_000);
         let (_, small) = read(1000, 1 << 20);
         assert_eq!(large.len(), 30_000);
-        assert!(large_batches >= 2 && large_batches < 10, "{large_batches} batches");
+        assert!((2..10).contains(&large_batches), "{large_batches} batches");
         assert!(large.iter().all(|r| r.4 == Some(true)));
         assert_eq!(large, small);
     }

@@ -17,7 +17,7 @@ use crate::digest::DigestType;
 use crate::digest_policy::{DigestPolicy, EntryChecks, ResolvedEntry};
 use crate::entry::Entry;
 use crate::error::{Error, ErrorKind, Result};
-use crate::files::{Gap, GapKind, VerifiedEntry};
+use crate::files::{Gap, GapKind, RunCursor, VerifiedEntry};
 use crate::ledger_digests::{LedgerDigests, LedgerResolver};
 
 /// Rows per batch unless asked otherwise.
@@ -280,18 +280,6 @@ pub(crate) mod test_files {
         }
         (batches, None)
     }
-}
-
-/// A file scan whose entry records can be framed a run at a time, ahead of
-/// accepting them (see [`Crc32cLane`]).
-pub(crate) trait RunCursor {
-    /// The records from the scan's position that frame as entries without looking
-    /// ahead, `(offset of the size field, end)`: at most `max`, while their entry
-    /// bytes add up to less than `budget`; none when the scan is not in step.
-    fn frame_run(&mut self, data: &[u8], max: usize, budget: usize, out: &mut Vec<(usize, usize)>);
-
-    /// Moves past `[offset, end)`, the first records of a `frame_run` from here.
-    fn accept(&mut self, offset: usize, end: usize);
 }
 
 /// A file reader's rows, as the CRC-32C lane appends to them.

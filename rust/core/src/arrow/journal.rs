@@ -25,7 +25,7 @@ use super::column::PrimitiveColumn;
 use super::entries::{EntryBatchBuilder, OnError, StagedGroup, GROUP_LEN};
 use super::entry_log::torn_ids;
 use super::file_scan::{
-    assemble, batch_builder, file_schema, Crc32cLane, LaneRows, RowCapacity, RunCursor, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, VerifiedRunRows, REFRAMED_MESSAGE,
+    assemble, batch_builder, file_schema, Crc32cLane, LaneRows, RowCapacity, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, VerifiedRunRows, REFRAMED_MESSAGE,
 };
 use super::mapped_file::{MappedFile, PageWindow};
 use crate::digest::DigestType;
@@ -246,16 +246,6 @@ impl JournalRows {
         ];
         let trailing = self.meta.finish();
         assemble(schema, leading, &mut self.builder, trailing)
-    }
-}
-
-impl RunCursor for JournalCursor {
-    fn frame_run(&mut self, data: &[u8], max: usize, budget: usize, out: &mut Vec<(usize, usize)>) {
-        JournalCursor::frame_run(self, data, max, budget, out);
-    }
-
-    fn accept(&mut self, offset: usize, end: usize) {
-        JournalCursor::accept(self, offset, end);
     }
 }
 

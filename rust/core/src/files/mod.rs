@@ -32,6 +32,7 @@ pub use last_mark::LastMark;
 pub use location::Location;
 pub use source::ByteSource;
 pub use verified_run::VerifiedEntry;
+pub(crate) use verified_run::RunCursor;
 
 use crate::error::Error;
 

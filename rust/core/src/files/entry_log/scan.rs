@@ -12,7 +12,7 @@ use crate::files::gap::{Gap, GapKind};
 use crate::files::location::Location;
 use crate::files::plausible::{entry_verdict, entry_verifies, Verdict};
 use crate::files::runs::first_not;
-use crate::files::verified_run::{VerifiedEntry, VerifiedRuns};
+use crate::files::verified_run::{RunCursor, VerifiedEntry, VerifiedRuns};
 
 /// The smallest record: a 32-byte V1 entry header with a DUMMY digest and no payload.
 const MIN_RECORD: usize = crate::entry::V1_HEADER_LEN;
@@ -296,22 +296,20 @@ impl EntryLogCursor {
         self.runs.next(&mut self.chain, &self.framing, data, max, budget, out);
     }
 
-    /// See [`RunCursor::frame_run`](crate::arrow::file_scan): the records are the
-    /// next items [`next_item`](Self::next_item) yields if a digest verifies each.
-    pub(crate) fn frame_run(&mut self, data: &[u8], max: usize, budget: usize, out: &mut Vec<(usize, usize)>) {
+    /// Offset the scan has reached (the next item starts here).
+    pub fn position(&self) -> u64 {
+        self.chain.position() as u64
+    }
+}
+
+impl RunCursor for EntryLogCursor {
+    fn frame_run(&mut self, data: &[u8], max: usize, budget: usize, out: &mut Vec<(usize, usize)>) {
         assert_eq!(data.len(), self.data_len, "an entry log cursor must be driven with the bytes it was created for");
         self.chain.entry_run(&self.framing, data, max, budget, out);
     }
 
-    /// Moves past `[offset, end)`, the first records of a `frame_run` from here,
-    /// each of which a configured digest verified.
-    pub(crate) fn accept(&mut self, offset: usize, end: usize) {
+    fn accept(&mut self, offset: usize, end: usize) {
         self.chain.accept_verified(offset, end);
-    }
-
-    /// Offset the scan has reached (the next item starts here).
-    pub fn position(&self) -> u64 {
-        self.chain.position() as u64
     }
 }
 

@@ -12,7 +12,7 @@ use crate::files::journal::{
 };
 use crate::files::plausible::{entry_verdict, entry_verifies, Verdict};
 use crate::files::runs::first_not;
-use crate::files::verified_run::{VerifiedEntry, VerifiedRuns};
+use crate::files::verified_run::{RunCursor, VerifiedEntry, VerifiedRuns};
 
 /// The smallest payload: a fence record's ledger id and entry id.
 const MIN_PAYLOAD: usize = 16;
@@ -329,20 +329,6 @@ impl JournalCursor {
         })
     }
 
-    /// See [`RunCursor::frame_run`](crate::arrow::file_scan): the records are data
-    /// entries, the next items [`next_item`](Self::next_item) yields if a digest
-    /// verifies each.
-    pub(crate) fn frame_run(&mut self, data: &[u8], max: usize, budget: usize, out: &mut Vec<(usize, usize)>) {
-        assert_eq!(data.len(), self.data_len, "a journal cursor must be driven with the bytes it was created for");
-        self.chain.entry_run(&self.framing, data, max, budget, out);
-    }
-
-    /// Moves past `[offset, end)`, the first records of a `frame_run` from here,
-    /// each of which a configured digest verified.
-    pub(crate) fn accept(&mut self, offset: usize, end: usize) {
-        self.chain.accept_verified(offset, end);
-    }
-
     /// The data entries from here that a configured CRC-32C or CRC-32 digest
     /// verifies, appended to `out`: at most `max`, and while their lengths add up to
     /// less than `budget` bytes. They are the records [`next_item`](Self::next_item)
@@ -356,6 +342,17 @@ impl JournalCursor {
 
     pub fn position(&self) -> u64 {
         self.chain.position() as u64
+    }
+}
+
+impl RunCursor for JournalCursor {
+    fn frame_run(&mut self, data: &[u8], max: usize, budget: usize, out: &mut Vec<(usize, usize)>) {
+        assert_eq!(data.len(), self.data_len, "a journal cursor must be driven with the bytes it was created for");
+        self.chain.entry_run(&self.framing, data, max, budget, out);
+    }
+
+    fn accept(&mut self, offset: usize, end: usize) {
+        self.chain.accept_verified(offset, end);
     }
 }
 

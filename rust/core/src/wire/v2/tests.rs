@@ -258,10 +258,10 @@ use crate::test_rng::Rng as XorShift;
 fn sample_frames(rng: &mut XorShift) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
     let entry: Vec<u8> = {
         let mut e = hello_entry();
-        e.truncate(16 + rng.below(26) as usize);
+        e.truncate(16 + rng.below(26));
         e
     };
-    let version = [0i8, 1, 2][rng.below(3) as usize];
+    let version = [0i8, 1, 2][rng.below(3)];
     let flags = if version == 0 { 0 } else { rng.below(8) as u16 };
     let key = (version == 2 && flags & flags::DO_FENCING != 0).then_some(KEY);
     let id = |r: &mut XorShift| r.next() as i64;
@@ -280,7 +280,7 @@ fn sample_frames(rng: &mut XorShift) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
         }),
         Request::Auth(AuthMessage { version, flags, auth_plugin_name: "p".into(), payload: vec![1, 2] }),
     ];
-    let items: Vec<Vec<u8>> = (0..rng.below(4)).map(|i| vec![i as u8; rng.below(50) as usize]).collect();
+    let items: Vec<Vec<u8>> = (0..rng.below(4)).map(|i| vec![i as u8; rng.below(50)]).collect();
     let responses = vec![
         Response::Add(AddResponse { version, flags, rc: id(rng) as i32, ledger_id: id(rng), entry_id: id(rng) }),
         Response::Read(ReadResponse { version, flags, rc: 0, ledger_id: id(rng), entry_id: id(rng), data: &entry }),
