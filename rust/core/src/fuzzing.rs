@@ -109,6 +109,90 @@ pub fn ledger_id_parsers(input: &[u8]) {
     }
 }
 
+/// The entry-log and journal readers on arbitrary file bodies. The first input
+/// byte picks the options: bit 0 the file kind (entry log or journal), bit 1 the
+/// entry-log layout (legacy or direct), bits 2-3 the digest setting (CRC-32C,
+/// inferred, CRC-32, HMAC), bit 4 verification, bit 5 small batches, bits 6-7 the
+/// payload mode and error handling. A valid header goes in front of the rest, so
+/// the scan reaches it. Every row must lie inside the file, in file order, and an
+/// error must name an offset inside it. Returns the rows read.
+pub fn file_readers(input: &[u8]) -> usize {
+    use crate::arrow::{EntryBatchOptions, EntryLogBatchReader, FileScanOptions, JournalBatchReader, MappedFile, OnError, PayloadMode};
+    use crate::digest_policy::DigestPolicy;
+    use crate::files::{EntryLogWriter, JournalWriter};
+    use crate::LedgerDigests;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use std::io::Cursor;
+
+    let Some((&selector, body)) = input.split_first() else {
+        return 0;
+    };
+    let journal = selector & 1 != 0;
+    let mut file = if journal {
+        JournalWriter::new(Cursor::new(Vec::new()), 6, 512, 1 << 14).and_then(|w| w.finish()).expect("an empty journal").into_inner()
+    } else if selector & 2 != 0 {
+        EntryLogWriter::direct(Cursor::new(Vec::new()), 1 << 16, 4096).and_then(|w| w.finish_open()).expect("an empty log").into_inner()
+    } else {
+        EntryLogWriter::legacy(Cursor::new(Vec::new())).and_then(|w| w.finish_open()).expect("an empty log").into_inner()
+    };
+    file.extend_from_slice(body);
+    let policy = match (selector >> 2) & 3 {
+        0 => DigestPolicy::Fixed(DigestType::Crc32c),
+        1 => DigestPolicy::Auto,
+        2 => DigestPolicy::Fixed(DigestType::Crc32),
+        _ => DigestPolicy::Fixed(DigestType::Hmac),
+    };
+    let entries = EntryBatchOptions {
+        payload: if selector & 0x40 != 0 { PayloadMode::BinaryView } else { PayloadMode::Binary },
+        on_error: if selector & 0x80 != 0 { OnError::Raise } else { OnError::Flag },
+    };
+    let mut options = FileScanOptions::new(entries, LedgerDigests::new(policy, b"secret"));
+    options.verify = selector & 0x10 == 0;
+    if selector & 0x20 != 0 {
+        options.batch_rows = 3;
+        options.batch_bytes = 300;
+    }
+    let len = file.len() as u64;
+    let buffer = arrow_buffer::Buffer::from_vec(file);
+    let batches: Box<dyn Iterator<Item = Result<arrow_array::RecordBatch>>> = if journal {
+        match JournalBatchReader::new(MappedFile::from_buffer(buffer), Some(1), true, options) {
+            Ok(r) => Box::new(r),
+            Err(e) => {
+                assert!(e.offset <= len, "{e}");
+                return 0;
+            }
+        }
+    } else {
+        match EntryLogBatchReader::new(MappedFile::from_buffer(buffer), Some(1), options) {
+            Ok(r) => Box::new(r),
+            Err(e) => {
+                assert!(e.offset <= len, "{e}");
+                return 0;
+            }
+        }
+    };
+    let (mut next_offset, mut rows) = (0, 0);
+    for batch in batches {
+        let batch = match batch {
+            Ok(b) => b,
+            Err(e) => {
+                assert!(e.offset <= len, "{e} (file of {len} bytes)");
+                break;
+            }
+        };
+        let offsets = batch.column_by_name("offset").expect("an offset column").as_primitive::<Int64Type>();
+        let sizes = batch.column_by_name("record_size").expect("a record_size column").as_primitive::<Int64Type>();
+        for (offset, size) in offsets.values().iter().zip(sizes.values()) {
+            assert!(*offset as u64 >= next_offset && *size >= 0, "row at {offset} ({size} bytes) after {next_offset}");
+            next_offset = *offset as u64 + 1;
+            assert!(*offset as u64 + *size as u64 <= len, "row at {offset} of {size} bytes past the end ({len})");
+        }
+        rows += batch.num_rows();
+    }
+    rows
+}
+
 /// An error names an offset inside (or at the end of) the bytes it was given.
 fn check_offset<T>(result: &Result<T>, bytes: &[u8]) {
     if let Err(e) = result {
@@ -228,6 +312,52 @@ mod tests {
         assert!(e.digest_matches(&digester));
         assert_eq!(encode_entry(&e.header, e.payload(), &digester).unwrap(), bytes);
         assert_eq!(infer_digest_type(&bytes, None), Some(DigestType::Crc32c));
+    }
+
+    /// Entry logs and journals of valid entries (every digest type, some damaged),
+    /// as file bodies for [`file_readers`].
+    fn valid_file_bodies(rng: &mut Rng) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        for _ in 0..12 {
+            let mut body = Vec::new();
+            for i in 0..rng.below(30) as i64 {
+                let dt = [DigestType::Crc32c, DigestType::Crc32c, DigestType::Crc32, DigestType::Hmac][rng.below(4)];
+                let size = [0, 5, 64, 700][rng.below(4)];
+                let payload = rng.bytes(size);
+                let header = EntryHeader::new(0, 1 + rng.below(3) as i64, i, i - 1, payload.len() as i64);
+                let entry = encode_entry(&header, &payload, &Digester::new(dt, b"secret")).unwrap();
+                body.extend_from_slice(&(entry.len() as i32).to_be_bytes());
+                body.extend_from_slice(&entry);
+            }
+            out.push(body);
+        }
+        out
+    }
+
+    #[test]
+    fn file_readers_never_panic() {
+        let mut rng = Rng(0x5EED_0003);
+        let bodies = valid_file_bodies(&mut rng);
+        let mut rows = 0;
+        for body in &bodies {
+            for selector in 0..=255u8 {
+                let mut input = vec![selector];
+                input.extend_from_slice(body);
+                rows += file_readers(&input);
+            }
+        }
+        assert!(rows > 20_000, "{rows} rows: the readers must reach the bodies");
+        for _ in 0..40 {
+            for body in &bodies {
+                let mut input = vec![rng.next() as u8];
+                input.extend(mutate(&mut rng, body));
+                file_readers(&input);
+            }
+        }
+        for _ in 0..2000 {
+            let len = rng.below(300);
+            file_readers(&rng.bytes(len));
+        }
     }
 
     #[test]
