@@ -16,9 +16,9 @@ use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
 
 use super::column::PrimitiveColumn;
-use super::entries::{EntryBatchBuilder, OnError, StagedGroup, GROUP_LEN};
+use super::entries::{EntryBatchBuilder, OnError};
 use super::file_scan::{
-    assemble, batch_builder, file_schema, Crc32cLane, LaneRows, RowCapacity, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, VerifiedRunRows, REFRAMED_MESSAGE,
+    assemble, batch_builder, file_schema, FastPathScratch, FastPaths, LaneRows, RowCapacity, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, VerifiedRunRows, REFRAMED_MESSAGE,
 };
 use super::mapped_file::{MappedFile, PageWindow};
 use crate::digest_policy::{EntryChecks, ResolvedEntry};
@@ -228,9 +228,7 @@ pub struct EntryLogBatchReader {
     done: bool,
     pages: PageWindow,
     capacity: RowCapacity,
-    /// Take runs of entries the scan accepts on their digests (when verifying).
-    verified_runs: bool,
-    lane: Crc32cLane,
+    fast: FastPaths,
 }
 
 impl std::fmt::Debug for EntryLogBatchReader {
@@ -275,7 +273,7 @@ impl EntryLogBatchReader {
         let builder = batch_builder(&options, &file, rows);
         let mut resolver = options.digests.resolver();
         let checks = if options.verify { EntryChecks::DIGEST } else { EntryChecks::default() };
-        let lane = Crc32cLane::new(&mut resolver, checks);
+        let fast = FastPaths::new(&mut resolver, checks);
         Ok(EntryLogBatchReader {
             schema: entry_log_schema(&options),
             cursor,
@@ -293,8 +291,7 @@ impl EntryLogBatchReader {
             done: false,
             pages: PageWindow::new(options.start),
             capacity,
-            lane,
-            verified_runs: options.verify,
+            fast,
             options,
             file,
         })
@@ -316,15 +313,14 @@ impl EntryLogBatchReader {
     /// runs are checked against).
     #[cfg(test)]
     pub(crate) fn without_verified_runs(mut self) -> Self {
-        self.verified_runs = false;
-        self.lane.disable();
+        self.fast.disable();
         self
     }
 
     /// The same reader without the CRC-32C lane (verified runs and the plain step).
     #[cfg(test)]
     pub(crate) fn without_crc32c_lane(mut self) -> Self {
-        self.lane.disable();
+        self.fast.lane.disable();
         self
     }
 
@@ -338,29 +334,20 @@ impl EntryLogBatchReader {
         }
         let data = self.file.bytes();
         let mut bytes = 0usize;
-        let mut run = Vec::new();
-        let mut passed = Vec::new();
-        let mut group = StagedGroup::new();
-        let mut records = Vec::with_capacity(GROUP_LEN);
+        let mut scratch = FastPathScratch::new();
         while self.rows.builder.len() < self.options.batch_rows && bytes < self.options.batch_bytes {
             self.pages.advance(&self.file, self.cursor.position());
             let rows_left = self.options.batch_rows - self.rows.builder.len();
-            let taken = self.lane.take(&mut self.rows, &mut self.cursor, data, rows_left, self.options.batch_bytes - bytes, &mut group, &mut records);
-            if taken > 0 {
-                bytes += taken;
-                continue;
-            }
-            if self.verified_runs {
-                run.clear();
-                let rows_left = self.options.batch_rows - self.rows.builder.len();
-                self.cursor.next_verified(data, rows_left, self.options.batch_bytes - bytes, &mut run);
-                if !run.is_empty() {
-                    bytes += run.iter().map(|v| v.bytes.len()).sum::<usize>();
-                    if let Err(e) = self.rows.append_verified(&run, &mut passed) {
-                        self.pending = Some(self.file.locate(e));
-                        break;
-                    }
+            let budget = self.options.batch_bytes - bytes;
+            match self.fast.take(&mut self.rows, &mut self.cursor, data, rows_left, budget, &mut scratch) {
+                Ok(0) => {}
+                Ok(taken) => {
+                    bytes += taken;
                     continue;
+                }
+                Err(e) => {
+                    self.pending = Some(self.file.locate(e));
+                    break;
                 }
             }
             let Some(item) = self.cursor.next_item(data) else {
@@ -468,7 +455,7 @@ mod tests {
             options.verify = true;
             let buffer = Buffer::from_vec(bytes);
             let open = || EntryLogBatchReader::new(MappedFile::from_buffer(buffer.clone()), Some(3), options.clone()).unwrap();
-            assert!(open().lane.is_enabled(), "round {round}: the lane serves {options:?}");
+            assert!(open().fast.lane.is_enabled(), "round {round}: the lane serves {options:?}");
             let got = collect(open());
             for want in [collect(open().without_verified_runs()), collect(open().without_crc32c_lane())] {
                 assert_eq!(got.1, want.1, "round {round} {options:?}");

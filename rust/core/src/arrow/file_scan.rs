@@ -375,6 +375,65 @@ impl Crc32cLane {
     }
 }
 
+/// The ways a reader takes runs of entries before its plain step: the CRC-32C lane,
+/// then (when verifying) the verified runs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FastPaths {
+    pub lane: Crc32cLane,
+    verified_runs: bool,
+}
+
+/// Scratch space for [`FastPaths::take`], kept for a batch.
+pub(crate) struct FastPathScratch<'a> {
+    group: StagedGroup<'a>,
+    records: Vec<(usize, usize)>,
+    run: Vec<VerifiedEntry<'a>>,
+    passed: Vec<Entry<'a>>,
+}
+
+impl FastPathScratch<'_> {
+    pub fn new() -> Self {
+        FastPathScratch { group: StagedGroup::new(), records: Vec::with_capacity(GROUP_LEN), run: Vec::new(), passed: Vec::new() }
+    }
+}
+
+impl FastPaths {
+    pub fn new(resolver: &mut LedgerResolver, checks: EntryChecks) -> Self {
+        FastPaths { lane: Crc32cLane::new(resolver, checks), verified_runs: checks.digest }
+    }
+
+    /// Only the plain step (the reference the fast paths are checked against).
+    #[cfg(test)]
+    pub fn disable(&mut self) {
+        self.lane.disable();
+        self.verified_runs = false;
+    }
+
+    /// One turn of a reader's loop: appends a run of at most `rows_left` entries and
+    /// about `budget` entry bytes, and returns the entry bytes taken; 0 when the
+    /// reader takes the next item by its plain step. An error is a row's, for the
+    /// reader to raise after the rows before it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn take<'a, R: LaneRows + VerifiedRunRows>(
+        &mut self,
+        rows: &mut R,
+        cursor: &mut impl RunCursor,
+        data: &'a [u8],
+        rows_left: usize,
+        budget: usize,
+        scratch: &mut FastPathScratch<'a>,
+    ) -> Result<usize> {
+        let taken = self.lane.take(rows, cursor, data, rows_left, budget, &mut scratch.group, &mut scratch.records);
+        if taken > 0 || !self.verified_runs {
+            return Ok(taken);
+        }
+        scratch.run.clear();
+        cursor.next_verified(data, rows_left, budget, &mut scratch.run);
+        rows.append_verified(&scratch.run, &mut scratch.passed)?;
+        Ok(scratch.run.iter().map(|v| v.bytes.len()).sum())
+    }
+}
+
 /// A file reader's rows, fed runs of entries the scan accepted on a keyless digest
 /// (only when the reader verifies digests).
 pub(crate) trait VerifiedRunRows {

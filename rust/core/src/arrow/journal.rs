@@ -22,10 +22,10 @@ use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, Field, FieldRef, SchemaRef};
 
 use super::column::PrimitiveColumn;
-use super::entries::{EntryBatchBuilder, OnError, StagedGroup, GROUP_LEN};
+use super::entries::{EntryBatchBuilder, OnError};
 use super::entry_log::torn_ids;
 use super::file_scan::{
-    assemble, batch_builder, file_schema, Crc32cLane, LaneRows, RowCapacity, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, VerifiedRunRows, REFRAMED_MESSAGE,
+    assemble, batch_builder, file_schema, FastPathScratch, FastPaths, LaneRows, RowCapacity, gap_error, gap_message, reframed_error, BatchStream, FileScanOptions, VerifiedRunRows, REFRAMED_MESSAGE,
 };
 use super::mapped_file::{MappedFile, PageWindow};
 use crate::digest::DigestType;
@@ -308,9 +308,7 @@ pub struct JournalBatchReader {
     done: bool,
     pages: PageWindow,
     capacity: RowCapacity,
-    lane: Crc32cLane,
-    /// Take runs of entries the scan accepts on their digests (when verifying).
-    verified_runs: bool,
+    fast: FastPaths,
 }
 
 impl std::fmt::Debug for JournalBatchReader {
@@ -345,7 +343,7 @@ impl JournalBatchReader {
         let builder = batch_builder(&options, &file, rows);
         let mut resolver = options.digests.resolver();
         let checks = if options.verify { EntryChecks::DIGEST } else { EntryChecks::default() };
-        let lane = Crc32cLane::new(&mut resolver, checks);
+        let fast = FastPaths::new(&mut resolver, checks);
         Ok(JournalBatchReader {
             include_padding,
             schema: journal_schema(&options),
@@ -365,8 +363,7 @@ impl JournalBatchReader {
             done: false,
             pages: PageWindow::new(options.start),
             capacity,
-            lane,
-            verified_runs: options.verify,
+            fast,
             options,
             file,
         })
@@ -388,15 +385,14 @@ impl JournalBatchReader {
     /// runs are checked against).
     #[cfg(test)]
     pub(crate) fn without_verified_runs(mut self) -> Self {
-        self.verified_runs = false;
-        self.lane.disable();
+        self.fast.disable();
         self
     }
 
     /// The same reader without the CRC-32C lane (verified runs and the plain step).
     #[cfg(test)]
     pub(crate) fn without_crc32c_lane(mut self) -> Self {
-        self.lane.disable();
+        self.fast.lane.disable();
         self
     }
 
@@ -410,29 +406,20 @@ impl JournalBatchReader {
         }
         let data = self.file.bytes();
         let mut bytes = 0usize;
-        let mut run = Vec::new();
-        let mut passed = Vec::new();
-        let mut group = StagedGroup::new();
-        let mut records = Vec::with_capacity(GROUP_LEN);
+        let mut scratch = FastPathScratch::new();
         while self.rows.builder.len() < self.options.batch_rows && bytes < self.options.batch_bytes {
             self.pages.advance(&self.file, self.cursor.position());
             let rows_left = self.options.batch_rows - self.rows.builder.len();
-            let taken = self.lane.take(&mut self.rows, &mut self.cursor, data, rows_left, self.options.batch_bytes - bytes, &mut group, &mut records);
-            if taken > 0 {
-                bytes += taken;
-                continue;
-            }
-            if self.verified_runs {
-                run.clear();
-                let rows_left = self.options.batch_rows - self.rows.builder.len();
-                self.cursor.next_verified(data, rows_left, self.options.batch_bytes - bytes, &mut run);
-                if !run.is_empty() {
-                    bytes += run.iter().map(|v| v.bytes.len()).sum::<usize>();
-                    if let Err(e) = self.rows.append_verified(&run, &mut passed) {
-                        self.pending = Some(self.file.locate(e));
-                        break;
-                    }
+            let budget = self.options.batch_bytes - bytes;
+            match self.fast.take(&mut self.rows, &mut self.cursor, data, rows_left, budget, &mut scratch) {
+                Ok(0) => {}
+                Ok(taken) => {
+                    bytes += taken;
                     continue;
+                }
+                Err(e) => {
+                    self.pending = Some(self.file.locate(e));
+                    break;
                 }
             }
             let Some(item) = self.cursor.next_item(data) else {
@@ -565,7 +552,7 @@ mod tests {
             let open = || {
                 JournalBatchReader::new(MappedFile::from_buffer(buffer.clone()), Some(5), padding, options.clone()).unwrap()
             };
-            assert!(open().lane.is_enabled(), "round {round}: the lane serves {options:?}");
+            assert!(open().fast.lane.is_enabled(), "round {round}: the lane serves {options:?}");
             let got = collect(open());
             for want in [collect(open().without_verified_runs()), collect(open().without_crc32c_lane())] {
                 assert_eq!(got.1, want.1, "round {round} {options:?}");

@@ -20,8 +20,9 @@ use crate::files::framing::{Chain, Framing, ScanOptions};
 /// six), enough to spread a run's fixed costs.
 pub(crate) const GROUP_LEN: usize = 12;
 
-/// A file scan whose entry records can be framed a run at a time, ahead of
-/// accepting them on digests the caller checks (the file readers' CRC-32C lane).
+/// A file scan whose entry records can be taken a run at a time: framed ahead of
+/// accepting them on digests the caller checks (the file readers' CRC-32C lane),
+/// or accepted on keyless digests the scan checks (verified runs).
 pub(crate) trait RunCursor {
     /// The records from the scan's position that frame as entries without looking
     /// ahead, `(offset of the size field, end)`: at most `max`, while their entry
@@ -32,6 +33,9 @@ pub(crate) trait RunCursor {
     /// Moves past `[offset, end)`, the first records of a `frame_run` from here,
     /// each of which a configured digest verified.
     fn accept(&mut self, offset: usize, end: usize);
+
+    /// The cursor's verified runs (its `next_verified`).
+    fn next_verified<'a>(&mut self, data: &'a [u8], max: usize, budget: usize, out: &mut Vec<VerifiedEntry<'a>>);
 }
 
 /// An entry the scan accepted because a keyless digest verified it.

@@ -311,6 +311,10 @@ impl RunCursor for EntryLogCursor {
     fn accept(&mut self, offset: usize, end: usize) {
         self.chain.accept_verified(offset, end);
     }
+
+    fn next_verified<'a>(&mut self, data: &'a [u8], max: usize, budget: usize, out: &mut Vec<VerifiedEntry<'a>>) {
+        EntryLogCursor::next_verified(self, data, max, budget, out);
+    }
 }
 
 /// Iterator over the items of an entry log (or a byte range of it).

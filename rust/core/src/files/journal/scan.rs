@@ -354,6 +354,10 @@ impl RunCursor for JournalCursor {
     fn accept(&mut self, offset: usize, end: usize) {
         self.chain.accept_verified(offset, end);
     }
+
+    fn next_verified<'a>(&mut self, data: &'a [u8], max: usize, budget: usize, out: &mut Vec<VerifiedEntry<'a>>) {
+        JournalCursor::next_verified(self, data, max, budget, out);
+    }
 }
 
 /// Iterator over the items of a journal (or a byte range of it).
