@@ -385,6 +385,54 @@ impl EntryBatchBuilder {
         self.options
     }
 
+    /// Appends the first `n` slots of the header-field columns, and of the
+    /// `digest_type` column too when `codes` (else the caller appends the codes).
+    ///
+    /// # Safety
+    /// Those slots were written, and nothing has been appended to those columns
+    /// since.
+    #[inline(always)]
+    unsafe fn append_header_slots(&mut self, n: usize, codes: bool) {
+        // SAFETY: as the caller guarantees.
+        unsafe {
+            self.format_version.append_slots(n);
+            self.scope_id.append_slots(n);
+            self.ledger_id.append_slots(n);
+            self.entry_id.append_slots(n);
+            self.last_add_confirmed.append_slots(n);
+            self.length.append_slots(n);
+            if codes {
+                self.digest_type.codes.append_slots(n);
+            }
+        }
+    }
+
+    /// Starts staging a group: resets it, and returns the rows it may take (the
+    /// columns are never grown by a group, so a batch sized to its rows is never
+    /// reallocated), or, when the columns are full, the end to report: the next
+    /// item, to go alone (its row grows them).
+    #[inline(always)]
+    fn start_group<'a>(
+        &self,
+        items: &mut impl Iterator<Item = Option<&'a [u8]>>,
+        group: &mut StagedGroup<'a>,
+        first_index: usize,
+        codes_staged: bool,
+    ) -> std::result::Result<usize, StageEnd<'a>> {
+        debug_assert_eq!(group.len, 0);
+        group.first_index = first_index;
+        group.payload_bytes = 0;
+        group.all_crc32c = true;
+        group.codes_staged = codes_staged;
+        match self.row_room().min(GROUP_LEN) {
+            0 => Err(match items.next() {
+                None => StageEnd::Exhausted,
+                Some(item) => StageEnd::Item(item),
+            }),
+            n => Ok(n),
+        }
+    }
+
     /// Rows appended since the last finish.
     pub fn len(&self) -> usize {
         self.rows
@@ -497,15 +545,7 @@ impl EntryBatchBuilder {
             codes[k].write(e.digest_type.proto_value());
         }
         // SAFETY: the first `n` slots of each column were just written.
-        unsafe {
-            self.format_version.append_slots(n);
-            self.scope_id.append_slots(n);
-            self.ledger_id.append_slots(n);
-            self.entry_id.append_slots(n);
-            self.last_add_confirmed.append_slots(n);
-            self.length.append_slots(n);
-            self.digest_type.codes.append_slots(n);
-        }
+        unsafe { self.append_header_slots(n, true) };
         match digest_ok {
             Some(ok) => self.digest_ok.append_n(n, ok),
             None => self.digest_ok.append_nulls(n),
@@ -551,17 +591,7 @@ impl EntryBatchBuilder {
     unsafe fn append_staged_rows(&mut self, group: &StagedGroup<'_>, k: usize, digest_ok: Option<bool>) {
         self.payload.append_all(&group.payloads[..k]);
         // SAFETY: the caller staged these slots (the payload column is not among them).
-        unsafe {
-            self.format_version.append_slots(k);
-            self.scope_id.append_slots(k);
-            self.ledger_id.append_slots(k);
-            self.entry_id.append_slots(k);
-            self.last_add_confirmed.append_slots(k);
-            self.length.append_slots(k);
-            if group.codes_staged {
-                self.digest_type.codes.append_slots(k);
-            }
-        }
+        unsafe { self.append_header_slots(k, group.codes_staged) };
         if !group.codes_staged {
             self.digest_type.codes.extend(std::iter::repeat_n(DigestType::Crc32c.proto_value(), k));
         }
@@ -634,21 +664,10 @@ impl EntryBatchBuilder {
         first_index: usize,
         mut frame: impl FnMut(&'a [u8]) -> Option<Entry<'a>>,
     ) -> StageEnd<'a> {
-        debug_assert_eq!(group.len, 0);
-        group.first_index = first_index;
-        group.payload_bytes = 0;
-        group.all_crc32c = true;
-        group.codes_staged = true;
-        // A group never grows a column, so a batch sized to its rows is never
-        // reallocated: a short group ends it instead, and once the columns are
-        // full the next item (if any) goes alone, its row growing them.
-        let n = self.row_room().min(GROUP_LEN);
-        if n == 0 {
-            return match items.next() {
-                None => StageEnd::Exhausted,
-                Some(item) => StageEnd::Item(item),
-            };
-        }
+        let n = match self.start_group(items, group, first_index, true) {
+            Ok(n) => n,
+            Err(end) => return end,
+        };
         let format_version = self.format_version.slots(n);
         let scope_id = self.scope_id.slots(n);
         let ledger_id = self.ledger_id.slots(n);
@@ -716,18 +735,10 @@ impl EntryBatchBuilder {
     ) -> StageEnd<'a> {
         const CRC_LEN: usize = DigestType::Crc32c.len();
         const V2_CRC32C_FLAGS: u8 = v2_flags(DigestType::Crc32c);
-        debug_assert_eq!(group.len, 0);
-        group.first_index = first_index;
-        group.payload_bytes = 0;
-        group.all_crc32c = true;
-        group.codes_staged = false;
-        let n = self.row_room().min(GROUP_LEN);
-        if n == 0 {
-            return match items.next() {
-                None => StageEnd::Exhausted,
-                Some(item) => StageEnd::Item(item),
-            };
-        }
+        let n = match self.start_group(items, group, first_index, false) {
+            Ok(n) => n,
+            Err(end) => return end,
+        };
         let format_version = self.format_version.slots(n);
         let scope_id = self.scope_id.slots(n);
         let ledger_id = self.ledger_id.slots(n);
