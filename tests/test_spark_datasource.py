@@ -68,7 +68,7 @@ def test_entry_logs_in_byte_ranges_equal_the_readers(spark, bookie):
     got = spark_rows(df)
     assert got == expected
     assert df.columns[:5] == ["file", "log_id", "offset", "location", "record_size"]
-    assert df.columns[-1] == "error"
+    assert df.columns[-2:] == ["error", "error_kind"]
 
 
 def test_format_found_by_name_and_kind_from_file_names(spark, bookie):
@@ -98,9 +98,9 @@ def test_damage_is_flagged_rows_and_good_rows_survive(spark, bookie):
     for r in rows:
         by_file.setdefault(r["file"].rsplit("/", 1)[-1], []).append(r)
     assert set(by_file) == {"0.log", "1.log", "2.log", "3.log"}
-    # The garbage file: one row naming it, with the reader's error.
-    (garbage,) = by_file["3.log"]
-    assert garbage["error"] and garbage["ledger_id"] is None
+    # The garbage file: its header is a flagged row, and nothing in it is an entry.
+    garbage = by_file["3.log"]
+    assert garbage[0]["error"].startswith("bad_header") and all(r["error"] and r["ledger_id"] is None for r in garbage)
     # The damaged log: the flipped entry fails its digest, the torn tail is a flagged span,
     # and the entries around them are intact.
     damaged = by_file["2.log"]

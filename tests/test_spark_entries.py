@@ -84,6 +84,7 @@ def test_map_in_arrow_schema_and_options(raw_df):
         "digest_type",
         "digest_ok",
         "error",
+        "error_kind",
     ]
     assert schema.fields[1:] == bkcodec_spark.entry_schema(payload="none").fields
     got = rows(raw_df.mapInArrow(fn, schema))

@@ -61,6 +61,7 @@ from bkcodec._bkcodec import (
     write_last_id,
     write_last_mark,
 )
+from bkcodec._bkcodec import digest_types, error_kinds, reader_schema
 
 __all__ = [
     "BookieId",
@@ -116,6 +117,9 @@ __all__ = [
     "write_index_file",
     "write_last_id",
     "write_last_mark",
+    "digest_types",
+    "error_kinds",
+    "reader_schema",
 ]
 
 # Submodules: v2 wire frames and the metadata RPC messages.

@@ -77,6 +77,9 @@ __all__ = [
     "write_last_mark",
     "read_last_id",
     "write_last_id",
+    "reader_schema",
+    "error_kinds",
+    "digest_types",
 ]
 
 class BookKeeperFormatError(ValueError):
@@ -614,6 +617,7 @@ def read_journal(
     ledger_metadata: _MetadataArg = None,
     include_padding: bool = False,
     journal_id: int | None = None,
+    last_mark: int | None = None,
 ) -> RecordBatchReader: ...
 def read_index(
     path: _Path, *, ledger_id: int | None = None, include_absent: bool = False, batch_size: int = 65536
@@ -779,3 +783,10 @@ def read_last_mark(path: _Path) -> LastMark: ...
 def write_last_mark(path: _Path, journal_id: int, offset: int) -> None: ...
 def read_last_id(path: _Path) -> int: ...
 def write_last_id(path: _Path, log_id: int) -> None: ...
+
+# What the core knows of its own output.
+def reader_schema(
+    kind: Literal["entry_log", "journal", "index"], *, payload: _Payload = "binary", on_error: _OnError = "flag"
+) -> pyarrow.Schema: ...
+def error_kinds() -> list[str]: ...
+def digest_types() -> list[str]: ...

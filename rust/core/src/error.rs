@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What kind of damage or misuse was found. Bindings map each kind onto one
 /// exception class, so adding a kind here means adding one mapping there.
@@ -45,19 +46,32 @@ impl ErrorKind {
 ///
 /// `offset` is relative to the buffer handed to the parser; file readers
 /// rebase it to an absolute file offset and attach the path with [`Error::in_file`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Error {
     pub kind: ErrorKind,
     pub offset: u64,
     pub detail: String,
     pub path: Option<PathBuf>,
+    /// For [`ErrorKind::Io`], the operating system's error, so bindings can map its
+    /// errno (`FileNotFoundError`, `PermissionError`, ...) without reading the text.
+    pub io: Option<Arc<std::io::Error>>,
 }
+
+impl PartialEq for Error {
+    fn eq(&self, other: &Error) -> bool {
+        let io = |e: &Error| e.io.as_ref().map(|io| (io.kind(), io.raw_os_error()));
+        (self.kind, self.offset, &self.detail, &self.path) == (other.kind, other.offset, &other.detail, &other.path)
+            && io(self) == io(other)
+    }
+}
+
+impl Eq for Error {}
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn new(kind: ErrorKind, offset: u64, detail: impl Into<String>) -> Self {
-        Error { kind, offset, detail: detail.into(), path: None }
+        Error { kind, offset, detail: detail.into(), path: None, io: None }
     }
 
     pub fn truncated(offset: u64, needed: u64, available: u64) -> Self {
@@ -77,7 +91,18 @@ impl Error {
     }
 
     pub fn io(path: &Path, offset: u64, err: &std::io::Error) -> Self {
-        Error::new(ErrorKind::Io, offset, err.to_string()).in_file(path)
+        let kept = match err.raw_os_error() {
+            Some(errno) => std::io::Error::from_raw_os_error(errno),
+            None => std::io::Error::new(err.kind(), err.to_string()),
+        };
+        let mut e = Error::new(ErrorKind::Io, offset, err.to_string()).in_file(path);
+        e.io = Some(Arc::new(kept));
+        e
+    }
+
+    /// The errno of an I/O error, when the operating system gave one.
+    pub fn os_error(&self) -> Option<i32> {
+        self.io.as_ref().and_then(|e| e.raw_os_error())
     }
 
     /// Replaces the detail, keeping kind and offset (for context a low-level read lacks).
