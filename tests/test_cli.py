@@ -227,14 +227,24 @@ def test_verify_clean_directory_exits_0(clean_sample):
     assert [f["explicit_lac"] for f in index] == ["ok"]
 
 
-def test_verify_without_metadata_flags_what_cannot_be_inferred(clean_sample):
-    # HMAC needs the password and DUMMY must be named: without them those ledgers fail.
-    report = run_json("verify", clean_sample.path("ledgers/current/0.log"), expect=1)
-    assert {x["ledger_id"] for x in report["failures"]} == {3, 4}
-    report = run_json("verify", clean_sample.path("ledgers/current/0.log"), "--password", "secret", expect=1)
-    assert {x["ledger_id"] for x in report["failures"]} == {4}
-    r = run_cli("verify", clean_sample.path("ledgers/current/0.log"))
-    assert r.returncode == 1 and "hint:" in r.stdout
+def test_verify_without_metadata_says_what_it_could_not_check(clean_sample):
+    # The DUMMY ledger (4) is told by its length chain and checked; the HMAC ledger (3)
+    # is framed but cannot be checked without the password: unchecked, not damage.
+    log = clean_sample.path("ledgers/current/0.log")
+    want = library_rows(log, ledger_metadata=bkcodec.load_ledger_metadata_dir(clean_sample.metadata_dir))
+    hmac_entries = sum(1 for x in want if x["ledger_id"] == 3)
+    report = run_json("verify", log)
+    assert report["clean"] and report["failures"] == []
+    assert report["summary"]["unchecked"] == hmac_entries > 0
+    [(reason, n)] = report["summary"]["unchecked_reasons"].items()
+    assert n == hmac_entries and "password" in reason
+    assert report["summary"]["digest_ok"] == len(want) - hmac_entries
+    r = run_cli("verify", log)
+    assert r.returncode == 0 and f"unchecked: {hmac_entries} entries: HMAC" in r.stdout
+    # --strict: what could not be checked fails; the password makes every entry checked.
+    assert run_json("verify", log, "--strict", expect=1)["failures"] == []
+    report = run_json("verify", log, "--password", "secret", "--strict")
+    assert report["summary"]["unchecked"] == 0 and report["summary"]["digest_ok"] == len(want)
 
 
 def test_verify_wrong_digest_type_for_index_lac(clean_sample):
@@ -409,15 +419,17 @@ def test_inspect_golden_index_files(golden):
 
 def test_verify_golden(golden, tmp_path):
     assert run_json("verify", golden("entrylogs", "multi_ledger"), golden("direct_entrylogs"))["clean"]
-    # A DUMMY ledger can only be named, never inferred.
+    # A DUMMY log: named, or told by its ledgers' length chains, every entry checks.
     many = golden("entrylogs", "many_ledgers")
     assert run_json("verify", many, "--digest-type", "dummy")["summary"]["entries"] == 10001
-    assert run_json("verify", many, "--json", expect=1)["summary"]["failed_entries"] == 10001
+    assert run_json("verify", many)["summary"]["digest_ok"] == 10001
     # The torn log: one failure, the record the file ends inside.
     manifest = read_jsonl(golden("entrylogs", "torn_mid_entry_body.jsonl"))
     first_torn = next(r for r in manifest if r["record"] == "entry" and not r["complete_in_file"])
     report = run_json("verify", golden("entrylogs", "torn_mid_entry_body"), expect=1)
-    [failure] = report["failures"]
+    # The record the file ends inside, then the rolled log's missing ledgers map.
+    failure, cut = report["failures"]
+    assert (cut["problem"], cut["offset"]) == ("truncated", os.path.getsize(golden("entrylogs", "torn_mid_entry_body", "current", "0.log")))
     assert (failure["problem"], failure["offset"]) == ("torn_record", first_torn["entry_pos"] - 4)
     assert (failure["ledger_id"], failure["entry_id"]) == (first_torn["ledger_id"], first_torn["entry_id"])
     # Journals: ledger 10 is CRC32C, ledger 11 HMAC: the password comes from the
@@ -429,7 +441,10 @@ def test_verify_golden(golden, tmp_path):
         path = md_dir / bkcodec.ledger_znode_path(lid).lstrip("/")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(bkcodec.encode_ledger_metadata(md))
-    assert run_json("verify", golden("journals"), expect=1)["summary"]["failed_entries"] == 8
+    # Without the password the HMAC entries are unchecked, not failed (unless --strict).
+    summary = run_json("verify", golden("journals"))["summary"]
+    assert (summary["failed_entries"], summary["unchecked"], summary["digest_ok"]) == (0, 8, 20)
+    assert run_json("verify", golden("journals"), "--strict", expect=1)["failures"] == []
     report = run_json("verify", golden("journals"), "--metadata", md_dir)
     assert report["summary"]["digest_ok"] == 28
 
@@ -481,12 +496,22 @@ def test_damaged_files_are_findings_not_errors(tmp_path):
     (current / "a.log").write_text("INFO a text file with a hex name\n")  # skipped in a walk
     files = by_relative_path(run_json("inspect", tmp_path)["files"], tmp_path)
     assert set(files) == {"current/6.log", "current/7.log", "current/9.idx", "current/lastMark", "current/lastId"}
-    for rel in ("current/6.log", "current/9.idx", "current/lastMark", "current/lastId"):
+    for rel in ("current/9.idx", "current/lastMark", "current/lastId"):
         assert "error" in files[rel], rel
-    assert files["current/7.log"]["entries"] == 0 and "error" not in files["current/7.log"]
+    # A wrecked entry-log header is one flagged span; the rest of the file is read on.
+    assert files["current/6.log"]["damage"][0]["kind"] == "bad_header" and "header_error" in files["current/6.log"]
+    # An empty log (its header never flushed) holds nothing, and says so.
+    assert files["current/7.log"]["entries"] == 0
+    assert [g["kind"] for g in files["current/7.log"]["damage"]] == ["torn_header"]
     report = run_json("verify", tmp_path, expect=1)
-    problems = {Path(x["file"]).name: x["problem"] for x in report["failures"]}
-    assert problems == {"6.log": "file", "9.idx": "file", "lastMark": "file", "lastId": "file"}
+    problems = {(Path(x["file"]).name, x["problem"]) for x in report["failures"]}
+    assert {(n, p) for n, p in problems if n != "6.log"} == {
+        ("7.log", "torn_header"),
+        ("9.idx", "file"),
+        ("lastMark", "file"),
+        ("lastId", "file"),
+    }
+    assert ("6.log", "bad_header") in problems
     # Named on the command line, a binary file with a wrecked header is still read.
     assert run_json("verify", current / "6.log", expect=1)["failures"][0]["offset"] == 0
 

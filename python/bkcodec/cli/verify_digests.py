@@ -20,10 +20,14 @@ from .readers import (
 from .scan_stats import FileTally
 
 
-# What the readers say when no digest type verifies a V1 entry (wrong type or password,
-# a DUMMY ledger, or real damage).
-_NO_DIGEST_VERIFIES = "no digest type verifies"
 MAX_FAILURES_SHOWN = 50
+
+# Why an entry was not checked, by the digest type its row reports.
+UNCHECKED_REASONS = {
+    "hmac": "HMAC without the ledger's password (give --password or --metadata)",
+    None: "digest type unknown: no entry of the ledger verifies and its lengths do not tell "
+    "(give --digest-type or --metadata)",
+}
 
 
 def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -34,6 +38,9 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         description="Check every digest of every entry in entry logs and journals, the "
         "framing of every record, and the headers of index, lastMark and lastId files. "
         "Prints a summary and each failure with file, offset, ledger and entry. "
+        "Entries that cannot be checked (HMAC without the password, a ledger whose "
+        "digest type nothing tells) are counted as unchecked, with the reason; they "
+        "are not damage unless --strict. "
         "Exit codes: 0 clean, 1 damage found, 2 usage or I/O error.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or bookie directories")
@@ -43,6 +50,11 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         default=MAX_FAILURES_SHOWN,
         metavar="N",
         help=f"list at most N failures (default {MAX_FAILURES_SHOWN}; 0 lists all; --json always lists all)",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="count entries whose digest could not be checked as failures",
     )
     add_digest_options(p)
     p.set_defaults(run=run)
@@ -84,10 +96,15 @@ def verify_scanned(f: BookieFile, digests: DigestOptions, task, base: int) -> tu
         "digest_ok": tally.digest_ok,
         "failed_entries": len(tally.entry_errors),
         "unchecked": tally.digest_unchecked,
+        "unchecked_reasons": _unchecked_reasons(tally),
         "damaged_spans": len(tally.gaps),
         "records": dict(sorted(tally.records.items())),
     }
     return summary, failures
+
+
+def _unchecked_reasons(tally: FileTally) -> dict[str, int]:
+    return {UNCHECKED_REASONS.get(t, f"{t} digests are not checked"): n for t, n in tally.unchecked.items()}
 
 
 def verify_small_file(f: BookieFile, digests: DigestOptions) -> tuple[dict[str, Any], list[dict]]:
@@ -176,15 +193,28 @@ def verify_files(files: list[BookieFile], digests: DigestOptions, out: Output) -
         "digest_ok": sum(r.get("digest_ok", 0) for r in reports),
         "failed_entries": sum(r.get("failed_entries", 0) for r in reports),
         "unchecked": sum(r.get("unchecked", 0) for r in reports),
+        "unchecked_reasons": _sum_counts(r.get("unchecked_reasons", {}) for r in reports),
         "damaged_spans": sum(r.get("damaged_spans", 0) for r in reports),
         "failures": len(failures),
     }
     return {"clean": not failures, "summary": totals, "files": reports, "failures": failures}
 
 
+def _sum_counts(counts) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for c in counts:
+        for k, n in c.items():
+            total[k] = total.get(k, 0) + n
+    return total
+
+
 def run(args: argparse.Namespace, out: Output) -> int:
     files = find_bookie_files(args.paths)
     result = verify_files(files, digest_options(args), out)
+    # --strict: what could not be checked is not known to be intact.
+    if args.strict and result["summary"]["unchecked"]:
+        result["clean"] = False
+    result["strict"] = args.strict
     if out.json_mode:
         out.json(result)
     else:
@@ -211,12 +241,19 @@ def print_report(out: Output, result: dict[str, Any], max_failures: int = 0) -> 
         right=("entries", "ok", "failed", "unchecked", "damaged spans"),
     )
     out.line()
-    status = "clean" if not failures else f"DAMAGE FOUND in {totals['damaged_files']} of {totals['files']} files"
+    if failures:
+        status = f"DAMAGE FOUND in {totals['damaged_files']} of {totals['files']} files"
+    elif not result["clean"]:
+        status = "NOT CLEAN (--strict: unchecked entries)"
+    else:
+        status = "clean"
     out.line(
         f"{status}: {totals['entries']} entries, {totals['digest_ok']} verified, "
         f"{totals['failed_entries']} failed, {totals['unchecked']} unchecked; "
         f"{totals['damaged_spans']} damaged spans"
     )
+    for reason, n in sorted(totals["unchecked_reasons"].items()):
+        out.line(f"  unchecked: {n} entries: {reason}")
     if failures:
         out.line()
         out.table(
@@ -236,8 +273,3 @@ def print_report(out: Output, result: dict[str, Any], max_failures: int = 0) -> 
         )
         if max_failures and len(failures) > max_failures:
             out.line(f"... and {len(failures) - max_failures} more failures (--max-failures 0 or --json lists all)")
-        if any(_NO_DIGEST_VERIFIES in (x["error"] or "") for x in failures):
-            out.line(
-                "hint: entries whose digest type could not be inferred fail; name it with "
-                "--digest-type, give --password for HMAC, or pass the ledgers' --metadata"
-            )
