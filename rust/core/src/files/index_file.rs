@@ -148,6 +148,10 @@ impl<'a> IndexFile<'a> {
     }
 }
 
+/// The largest index file [`encode_index_file`] builds (in memory): an entry id is a
+/// caller's number, and the file's size grows with it.
+const MAX_ENCODED_INDEX: usize = 1 << 30;
+
 /// An index file as the bookie writes it: the header, then whole 8192-byte pages up
 /// to the one holding the highest entry id.
 pub fn encode_index_file(header: &IndexHeader<'_>, entries: &[(u64, Location)]) -> Result<Vec<u8>> {
@@ -158,7 +162,14 @@ pub fn encode_index_file(header: &IndexHeader<'_>, entries: &[(u64, Location)]) 
     let data_len = pages
         .checked_mul(PAGE_SIZE)
         .and_then(|n| usize::try_from(n).ok())
-        .ok_or_else(|| Error::invalid_argument(format!("entry id {max} is too large for an in-memory index file")))?;
+        .filter(|&n| n <= MAX_ENCODED_INDEX)
+        .ok_or_else(|| Error::invalid_argument(format!(
+            "entry id {max} would make an index file of {} pages; the writer builds files of up to {} MiB \
+             (entry ids below {})",
+            pages,
+            MAX_ENCODED_INDEX >> 20,
+            (MAX_ENCODED_INDEX / PAGE_SIZE as usize) as u64 * (PAGE_SIZE / SLOT_LEN)
+        )))?;
     out.resize(HEADER_LEN as usize + data_len, 0);
     for &(entry_id, location) in entries {
         let at = (HEADER_LEN + entry_id * SLOT_LEN) as usize;

@@ -102,7 +102,37 @@ impl FileSource {
         if let Some(what) = what {
             return Err(Error::invalid_argument(format!("{} is {what}, not a regular file", path.display())).in_file(path));
         }
+        if let Some(fs) = pseudo_file_system(&file) {
+            return Err(Error::invalid_argument(format!(
+                "{} is a {fs} file (its size is not its content's), not a bookie file", path.display()
+            ))
+            .in_file(path));
+        }
         Ok(FileSource { len: meta.len(), file, path: path.to_path_buf() })
+    }
+}
+
+/// The name of the pseudo file system `file` is on (`/proc`, `/sys`), whose files
+/// `stat` as empty or 4096 bytes whatever they hold: a reader would read nothing, or
+/// a page of text as records.
+fn pseudo_file_system(file: &File) -> Option<&'static str> {
+    use std::os::fd::AsRawFd;
+    const PROC_SUPER_MAGIC: i64 = 0x9fa0;
+    const SYSFS_MAGIC: i64 = 0x6265_6572;
+    let mut st = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: fstatfs writes a `statfs` into the buffer it is given, for a descriptor
+    // this file owns; the buffer is read only when the call succeeded.
+    let st = unsafe {
+        if libc::fstatfs(file.as_raw_fd(), st.as_mut_ptr()) != 0 {
+            return None;
+        }
+        st.assume_init()
+    };
+    #[allow(clippy::unnecessary_cast)] // f_type's width differs between platforms
+    match st.f_type as i64 {
+        PROC_SUPER_MAGIC => Some("/proc"),
+        SYSFS_MAGIC => Some("/sys"),
+        _ => None,
     }
 }
 
