@@ -114,26 +114,27 @@ pub enum Outcome {
 pub struct LookAhead {
     ledger_id: i64,
     last: Option<(i64, i64)>,
-    seen: usize,
     chained: Option<DigestType>,
 }
 
 impl LookAhead {
     pub fn new(ledger_id: i64) -> LookAhead {
-        LookAhead { ledger_id, last: None, seen: 0, chained: None }
+        LookAhead { ledger_id, last: None, chained: None }
     }
 
     /// Considers an entry further on; true once the ledger's type is certain (an
     /// entry of it verified), when looking further is pointless.
     pub fn consider(&mut self, checker: &mut DigestChecker, bytes: &[u8]) -> bool {
         let Some((h, _)) = HeaderView::read(bytes) else { return false };
-        if h.format() != EntryFormat::V1 || h.ledger_id() != self.ledger_id {
+        if h.ledger_id() != self.ledger_id {
             return false;
         }
-        self.seen += 1;
         if let Some(dt) = checker.probe(bytes) {
             checker.learn_verified(self.ledger_id, dt);
             return true;
+        }
+        if h.format() != EntryFormat::V1 {
+            return false;
         }
         let found = match (h.entry_id(), self.last) {
             (0, _) => Some(0),
@@ -150,9 +151,10 @@ impl LookAhead {
         false
     }
 
-    /// What was learned goes to the checker: the type the chains gave, and, when
-    /// the ledger's entries were there and none verified, that the password given
-    /// is not its (its entries are unchecked, not damaged one by one).
+    /// What was learned goes to the checker: the type the chains gave, and, as none
+    /// of the ledger's entries verified (the one looked ahead for included), that
+    /// the password given is not its (its entries are unchecked, not damaged one by
+    /// one: a ledger of one entry is no exception).
     pub fn finish(self, checker: &mut DigestChecker) {
         if checker.verified_ledger(self.ledger_id) {
             return;
@@ -163,9 +165,7 @@ impl LookAhead {
                 state.chained = Some(dt);
             }
         }
-        if self.seen > 0 {
-            checker.ledgers.entry(self.ledger_id).or_default().password_fails = true;
-        }
+        checker.ledgers.entry(self.ledger_id).or_default().password_fails = true;
     }
 }
 
@@ -426,6 +426,9 @@ impl DigestChecker {
                 Some(d) if d != 0 && self.dummy_chains => {
                     Outcome::Framed(checked(Verdict::Mismatch), Some(dummy_chain_error(view, d)))
                 }
+                _ if self.dummy_chains && !writer_ids(view) => {
+                    Outcome::Framed(checked(Verdict::Mismatch), Some(dummy_ids_error(view)))
+                }
                 _ => Outcome::Framed(checked(Verdict::Verified), None),
             };
         }
@@ -441,6 +444,11 @@ impl DigestChecker {
         // entries verified with it before. (Named HMAC is checked with the password
         // given, empty or not, as BookKeeper checks it.)
         if dt == DigestType::Hmac && !setting.password_given && !learned && setting.policy == DigestPolicy::Auto {
+            return Outcome::Framed(checked(Verdict::Unchecked(Unchecked::NoPassword)), None);
+        }
+        // A V2 HMAC ledger whose entries the password given never verifies has another
+        // (see `LookAhead::finish`): unchecked, as for a V1 ledger.
+        if dt == DigestType::Hmac && !learned && setting.policy == DigestPolicy::Auto && self.password_fails(view.ledger_id()) {
             return Outcome::Framed(checked(Verdict::Unchecked(Unchecked::NoPassword)), None);
         }
         Outcome::Framed(checked(Verdict::Mismatch), Some(entry.digest_mismatch()))
@@ -502,12 +510,21 @@ impl DigestChecker {
         let payload_at = entry.payload_offset() as u32;
         let checked = |verdict| CheckedEntry { header, digest_type: Some(dt), payload_at, verdict };
         match dt {
+            DigestType::Dummy if self.verify && self.dummy_chains && !writer_ids(view) => {
+                Outcome::Framed(checked(Verdict::Mismatch), Some(dummy_ids_error(view)))
+            }
             DigestType::Dummy if self.verify => Outcome::Framed(checked(Verdict::Verified), None),
             // HMAC by its chain, not verifying with the password given: damaged, unless
             // none of the ledger's entries verify with it (another password: see
             // `password_fails`). Without a password it cannot be checked.
             DigestType::Hmac if self.verify && setting.password_given && !state_password_fails => {
                 Outcome::Framed(checked(Verdict::Mismatch), Some(entry.digest_mismatch()))
+            }
+            // Without its password, its length chain is what can be checked (as for
+            // DUMMY): a size or length field one off is damage, not another password.
+            DigestType::Hmac if self.verify && self.dummy_chains && chain_len.is_some_and(|d| d != DigestType::Hmac.len() as i64) => {
+                let d = chain_len.expect("checked above");
+                Outcome::Framed(checked(Verdict::Mismatch), Some(hmac_chain_error(view, d)))
             }
             DigestType::Hmac => Outcome::Framed(checked(Verdict::Unchecked(Unchecked::NoPassword)), None),
             _ if !self.verify => Outcome::Framed(checked(Verdict::NotAsked), None),
@@ -521,16 +538,26 @@ impl DigestChecker {
     /// inference tries them. Learns nothing; see [`DigestChecker::learn`].
     pub fn probe(&self, bytes: &[u8]) -> Option<DigestType> {
         let (view, _) = HeaderView::read(bytes)?;
-        if view.format() != EntryFormat::V1 {
-            return None;
-        }
         let setting = self.setting_of(view.ledger_id());
         if setting.policy != DigestPolicy::Auto {
             return None;
         }
-        [DigestType::Crc32c, DigestType::Crc32, DigestType::Hmac].into_iter().find(|&dt| {
+        // A V2 entry declares its type: only whether an HMAC one's password is the
+        // one given is left to find out.
+        let candidates: &[DigestType] = match view.declared_digest() {
+            None => &[DigestType::Crc32c, DigestType::Crc32, DigestType::Hmac],
+            Some(DigestType::Hmac) => &[DigestType::Hmac],
+            Some(_) => return None,
+        };
+        candidates.iter().copied().find(|&dt| {
             Entry::frame(bytes, Some(dt)).is_some_and(|e| e.digest_matches(setting.digester(dt)))
         })
+    }
+
+    /// Whether look-ahead found that the password given verifies none of the
+    /// ledger's entries.
+    fn password_fails(&self, ledger_id: i64) -> bool {
+        self.ledgers.get(&ledger_id).is_some_and(|s| s.password_fails && s.verified.is_none())
     }
 
     /// Whether entries of a V1 ledger under inference verified (so its type is
@@ -545,7 +572,11 @@ impl DigestChecker {
     pub fn needs_look_ahead(&self, outcome: &Outcome) -> Option<i64> {
         let Outcome::Framed(c, _) = outcome else { return None };
         let ledger_id = c.header.ledger_id;
-        (c.header.format == EntryFormat::V1
+        // A V2 entry declares its type; an HMAC one that failed may have another
+        // password than the one given.
+        let learns = c.header.format == EntryFormat::V1
+            || (c.digest_type == Some(DigestType::Hmac) && c.verdict == Verdict::Mismatch);
+        (learns
             && c.verdict != Verdict::Verified
             && self.setting_of(ledger_id).policy == DigestPolicy::Auto
             && !self.verified_ledger(ledger_id))
@@ -633,6 +664,34 @@ fn chain_error(view: &HeaderView<'_>, d: i64) -> Error {
     Error::new(ErrorKind::Corrupt, 24 + (view.len() - V1_HEADER_LEN) as u64, format!(
         "no digest type verifies this entry, and its length field does not fit {what}: it leaves {d} bytes for a \
          digest, which no digest type has"
+    ))
+}
+
+/// Whether an entry's ids are ones a writer writes: its LAC below its id (an entry is
+/// sent before it can be confirmed), its id below 2^40 (no ledger gets that far).
+/// In a file, that is what a DUMMY entry (no digest) can be checked for besides its
+/// length chain: a damaged one, or one framed out of damage, rarely passes.
+fn writer_ids(view: &HeaderView<'_>) -> bool {
+    let (entry_id, lac) = (view.entry_id(), view.last_add_confirmed());
+    (0..1 << 40).contains(&entry_id) && (-1..entry_id).contains(&lac)
+}
+
+#[cold]
+fn dummy_ids_error(view: &HeaderView<'_>) -> Error {
+    Error::new(ErrorKind::IdMismatch, 8 + (view.len() - V1_HEADER_LEN) as u64, format!(
+        "this DUMMY entry's ids are not ones a writer writes (entry id {}, last add confirmed {}): with no digest, \
+         they are what there is to check",
+        view.entry_id(),
+        view.last_add_confirmed()
+    ))
+}
+
+#[cold]
+fn hmac_chain_error(view: &HeaderView<'_>, d: i64) -> Error {
+    Error::new(ErrorKind::Corrupt, 24 + (view.len() - V1_HEADER_LEN) as u64, format!(
+        "the length field of this HMAC entry (unchecked: no password verifies it) does not fit ledger {}'s \
+         running length: it leaves {d} bytes for the 20-byte HMAC",
+        view.ledger_id()
     ))
 }
 

@@ -55,6 +55,7 @@
 use memchr::{memchr, memchr2};
 
 use crate::digest::{DigestType, Digester};
+use crate::entry::HeaderLayout;
 use crate::files::gap::{Gap, GapKind};
 use crate::files::runs::{first_not, first_not_in};
 use crate::files::window::{Fetch, Need, View};
@@ -204,6 +205,33 @@ fn gap(offset: usize, end: usize, kind: GapKind) -> Gap {
 fn may_start<F: Framing>(v: &View<'_>, c: usize) -> Fetch<bool> {
     let b = v.byte(c)?;
     Ok(b == 0 || (F::PADDING_MARKER && b == 0xFF))
+}
+
+/// Whether the entry record at `c` has a header that covers the size field of a
+/// record at `p` (`c < p`), so that `p` is a view of it. Not when `p` holds a V2
+/// entry and `c` does not: a V2 flags byte is the stronger evidence (a V1 view a
+/// few bytes before a V2 entry with small scope and ledger ids looks plausible).
+fn header_covers(v: &View<'_>, c: usize, p: usize) -> Fetch<bool> {
+    let is_v2 = |layout| matches!(layout, HeaderLayout::V2(_));
+    let outer = HeaderLayout::of(v.byte(c + 4)?);
+    let header_len = match outer {
+        HeaderLayout::Invalid => return Ok(false),
+        layout => layout.header_len(),
+    };
+    if p + 4 > c + 4 + header_len {
+        return Ok(false);
+    }
+    let inner = if p + 4 < v.len() { HeaderLayout::of(v.byte(p + 4)?) } else { HeaderLayout::Invalid };
+    Ok(!(is_v2(inner) && !is_v2(outer)))
+}
+
+/// Whether the record at `p` holds a V2 entry and the one at `c` a V1 view of
+/// bytes around it (see [`header_covers`]).
+fn v2_over_v1_view(v: &View<'_>, p: usize, c: usize) -> Fetch<bool> {
+    if p + 4 >= v.len() || c + 4 >= v.len() {
+        return Ok(false);
+    }
+    Ok(matches!(HeaderLayout::of(v.byte(p + 4)?), HeaderLayout::V2(_)) && HeaderLayout::of(v.byte(c + 4)?) == HeaderLayout::V1)
 }
 
 /// Whether the run of `byte` at `q` starts exactly there.
@@ -414,6 +442,19 @@ impl Chain {
                 } else {
                     self.chain_ok(f, v, end, ACCEPT_CHAIN)? || f.verifies(v, p, end, kind)?
                 };
+                if confirmed
+                    && !f.is_anchor(kind)
+                    && !matches!(f.check(v, p, true)?, Check::Record { .. })
+                    && !f.verifies(v, p, end, kind)?
+                {
+                    // Ids no writer writes (only the lenient tests pass) and records
+                    // framing after it: its size field may be damaged into one pointing
+                    // exactly at a later record boundary, over good records. A sync
+                    // point inside it says so.
+                    if let Some(r) = self.find_sync(f, v, p + 1, end)? {
+                        return self.damage_from(f, v, p, r, GapKind::BadSize).map(Some);
+                    }
+                }
                 if !confirmed {
                     // The records after this one do not frame: either this size field
                     // is wrong or the damage starts later. A sync point inside the
@@ -644,7 +685,12 @@ impl Chain {
     /// - `p` loses when the plausible records starting just after it, inside it, end
     ///   exactly where it ends (then `p` is such an envelope);
     /// - but a record whose digest verifies is a real record, never an envelope, and
-    ///   wins over any view that only frames.
+    ///   wins over any view that only frames;
+    /// - and an entry wins over a view whose size field lies inside its header:
+    ///   the high half of a V1 ledger id, or a V2 entry's small scope id followed by
+    ///   the ledger id's zero high byte (a size of 256·scope), can frame a record
+    ///   ending exactly where the entry ends (told apart by a digest when there is
+    ///   one; not for DUMMY entries, nor HMAC ones without the password).
     fn is_sync<F: Framing>(&mut self, f: &F, v: &View<'_>, p: usize) -> Fetch<bool> {
         let Some(end) = self.frames_strongly(f, v, p)? else { return Ok(false) };
         let mut p_verifies = None;
@@ -660,6 +706,18 @@ impl Chain {
                 // views of a damaged record would hide the record after it.
                 if end_c <= p || !f.may_sync(c, kind) || !(p - c <= 3 || self.frames_strongly(f, v, c)?.is_some()) {
                     continue;
+                }
+                if p - c <= 3 && f.is_entry(kind) && v2_over_v1_view(v, p, c)? && !self.digest_confirms(f, v, c, end_c)? {
+                    continue;
+                }
+                if f.is_entry(kind) && header_covers(v, c, p)? {
+                    let verifies = match p_verifies {
+                        Some(x) => x,
+                        None => *p_verifies.insert(self.digest_confirms(f, v, p, end)?),
+                    };
+                    if !verifies {
+                        return Ok(false);
+                    }
                 }
                 // Records from `p` ending exactly where `c` ends make `c` an envelope
                 // around them, unless `c`'s digest verifies: then they are a view of
@@ -677,7 +735,11 @@ impl Chain {
                 }
             }
         }
+        let p_is_entry = matches!(f.check(v, p, true)?, Check::Record { kind, .. } if f.is_entry(kind));
         for c in p + 1..end.min(p + SHIFT_WINDOW) {
+            if p_is_entry && header_covers(v, p, c)? {
+                continue;
+            }
             if may_start::<F>(v, c)? && self.records_tile(f, v, c, end)? {
                 let verifies = match p_verifies {
                     Some(x) => x,
