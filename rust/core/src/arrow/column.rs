@@ -117,9 +117,20 @@ impl<T: ArrowPrimitiveType> PrimitiveColumn<T> {
     /// The array so far; the column is left empty, its buffer handed to the array
     /// (the next row reserves a new one).
     pub fn finish(&mut self) -> PrimitiveArray<T> {
-        let values = std::mem::take(&mut self.values);
+        let values = trimmed(std::mem::take(&mut self.values));
         PrimitiveArray::new(ScalarBuffer::from(values), self.nulls.finish())
     }
+}
+
+/// `v`, its spare capacity given back when that is most of it: an array keeps its
+/// buffer's whole allocation alive, and batches kept together (`read_all` of small
+/// batches, a file's last batch) must not each keep a full batch's reservation.
+pub(crate) fn trimmed<T>(mut v: Vec<T>) -> Vec<T> {
+    let spare = (v.capacity() - v.len()) * std::mem::size_of::<T>();
+    if spare > 64 << 10 && v.len() < v.capacity() / 8 {
+        v.shrink_to_fit();
+    }
+    v
 }
 
 #[cfg(test)]

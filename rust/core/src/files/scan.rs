@@ -13,6 +13,12 @@
 //!
 //! A file that shrinks while it is read is read up to where its data now ends and
 //! a row says it shrank; an I/O error ends the scan with a row naming the offset.
+//!
+//! A byte range that starts past the first record is *warmed up*: the scan first
+//! walks up to [`WARM_UP_BYTES`] before it, giving no rows, so that what it knows
+//! there (each ledger's digest type and length chain, whether a password is the
+//! ledger's, where the last record ended) is what a read of the whole file knows:
+//! ranges that tile a file give exactly the rows of the whole-file read.
 
 use std::sync::Arc;
 
@@ -135,6 +141,10 @@ const LOOK_AHEAD_BYTES: usize = 4 << 20;
 const LOOK_AHEAD_RECORDS: usize = 4096;
 const MAX_SYNC_RECORD_BYTES: usize = crate::files::framing::MAX_SYNC_RECORD;
 
+/// How far before a range's start its scan walks first (see the module notes): as
+/// far as the look-ahead for a ledger's type reaches.
+pub(crate) const WARM_UP_BYTES: u64 = LOOK_AHEAD_BYTES as u64;
+
 /// Plain steps the run path sits out after a run took nothing (damage, entries
 /// whose type needs inferring or that have no digest), so such files pay for its
 /// framing only now and then.
@@ -165,6 +175,8 @@ pub(crate) struct RecordScan<F: RecordFormat> {
     details: Vec<(u64, GapKind, String)>,
     /// Where the last record ended.
     records_end: usize,
+    /// Where the last damaged span the walk reported ended.
+    damage_end: usize,
     /// Where the data must reach (a journal's `lastMark`).
     expected_end: Option<usize>,
     /// The last bytes fetched, to stop a step that could never proceed.
@@ -173,6 +185,9 @@ pub(crate) struct RecordScan<F: RecordFormat> {
     held_step: Option<Step<F::Kind>>,
     /// Ledgers whose type the scan looked ahead for (once each).
     looked_ahead: std::collections::HashSet<i64>,
+    /// Warming up (see the module notes): the walk is before the range; the range's
+    /// own walk.
+    warm: Option<Chain>,
     done: bool,
 }
 
@@ -197,12 +212,50 @@ impl<F: RecordFormat> RecordScan<F> {
             trailing: Vec::new(),
             details: Vec::new(),
             records_end,
+            damage_end: 0,
             expected_end: None,
             last_need: None,
             held_step: None,
             looked_ahead: std::collections::HashSet::new(),
+            warm: None,
             done: false,
         })
+    }
+
+    /// Makes a range that starts past `data_start` (the first record) warm up first
+    /// (see the module notes).
+    pub(crate) fn warm_up_from(&mut self, data_start: usize, settings: &ScanSettings) {
+        let len = self.window.len();
+        if settings.start <= data_start as u64 || settings.start >= settings.end.min(len as u64) {
+            return;
+        }
+        let from = settings.start.saturating_sub(WARM_UP_BYTES);
+        let cold = std::mem::replace(&mut self.chain, Chain::new(len, data_start, from, settings.start));
+        self.records_end = self.chain.position();
+        self.warm = Some(cold);
+    }
+
+    /// Walks the bytes before the range, its rows dropped and nothing raised, then
+    /// starts the range's own walk. (The warm-up stops where that walk begins, at the
+    /// range's first sync point, or at the end of the data when there is none.)
+    fn warm_up(&mut self) -> Result<()> {
+        struct Drop;
+        impl RowSink for Drop {
+            fn rows(&self) -> usize {
+                0
+            }
+            fn entries(&mut self, _: &View<'_>, _: &[ScannedEntry]) {}
+            fn row(&mut self, _: &View<'_>, _: Row<'_>) {}
+        }
+        let (raise, retain) = (self.raise, self.retain);
+        (self.raise, self.retain) = (false, false);
+        let mut walked = Ok(());
+        while self.warm.is_some() && walked.is_ok() {
+            walked = self.fill_rows(&mut Drop, usize::MAX, usize::MAX).map(|_| ());
+            self.finish_batch();
+        }
+        (self.raise, self.retain) = (raise, retain);
+        walked
     }
 
     pub(crate) fn source(&self) -> &Arc<dyn ReadAt> {
@@ -237,6 +290,13 @@ impl<F: RecordFormat> RecordScan<F> {
     /// stopped the reads when even that cannot be a row; the rows before it are in
     /// the sink.
     pub fn fill(&mut self, sink: &mut dyn RowSink, max_rows: usize, max_bytes: usize) -> Result<Fill> {
+        if self.warm.is_some() {
+            self.warm_up()?;
+        }
+        self.fill_rows(sink, max_rows, max_bytes)
+    }
+
+    fn fill_rows(&mut self, sink: &mut dyn RowSink, max_rows: usize, max_bytes: usize) -> Result<Fill> {
         if self.done {
             return Ok(Fill::Done);
         }
@@ -257,8 +317,17 @@ impl<F: RecordFormat> RecordScan<F> {
                     }
                     Ok(false) => self.backoff = RUN_BACKOFF,
                     Err(need) => {
-                        if !self.fetch_whole(need)? {
-                            return Ok(Fill::More);
+                        // Not the plain step asking again: a search of the plain step
+                        // may have moved the window past the walk's position (a zero
+                        // run longer than the window).
+                        self.last_need = None;
+                        match self.fetch_whole(need) {
+                            Ok(true) => {}
+                            Ok(false) => return Ok(Fill::More),
+                            // The file shrank under the run: the walk is clamped to its
+                            // new end, and the plain step says what became of the record.
+                            Err(e) if e.kind == ErrorKind::Truncated && !self.raise => self.backoff = RUN_BACKOFF,
+                            Err(e) => return Err(e),
                         }
                         continue;
                     }
@@ -284,12 +353,25 @@ impl<F: RecordFormat> RecordScan<F> {
                         return Ok(Fill::More);
                     }
                 }
+                None if self.warm.is_some() => {
+                    self.start_range();
+                    return Ok(Fill::Done);
+                }
                 None => {
                     self.finish(sink)?;
                     return Ok(Fill::Done);
                 }
             }
         }
+    }
+
+    /// The warm-up walk stopped (where the range's own walk begins, or at the end of
+    /// the data): the range's own walk starts, knowing what the warm-up learned.
+    fn start_range(&mut self) {
+        let Some(cold) = self.warm.take() else { return };
+        self.chain = cold;
+        (self.held_step, self.last_need, self.backoff, self.batch_keep, self.batch_bytes) = (None, None, 0, None, 0);
+        self.window.release(self.chain.position());
     }
 
     /// The run path: the entries from the walk's position that frame without
@@ -363,13 +445,15 @@ impl<F: RecordFormat> RecordScan<F> {
         let from = chain.position();
         let mut learned = LookAhead::new(ledger_id);
         let mut records = 0;
+        // With payload views, the batch's rows so far point into the window too.
+        let hold = if self.retain { self.batch_keep.map_or(keep, |b| b.min(keep)) } else { keep };
         loop {
             let step = match chain.next(&self.framing, &self.window.view()) {
                 Ok(Some(step)) => step,
                 Ok(None) => break,
                 Err(need) => {
                     let far = need.at.saturating_add(need.len).saturating_sub(keep) > LOOK_AHEAD_BYTES + MAX_SYNC_RECORD_BYTES;
-                    if far || !matches!(self.window.fetch(need, keep, keep), Ok(true)) {
+                    if far || !matches!(self.window.fetch(need, hold, hold), Ok(true)) {
                         break;
                     }
                     continue;
@@ -398,6 +482,7 @@ impl<F: RecordFormat> RecordScan<F> {
         match step {
             Step::Gap(gap) if !gap.kind.is_damage() => Ok(()),
             Step::Gap(gap) => {
+                self.damage_end = self.damage_end.max(gap.end() as usize);
                 let torn_ids = match gap.kind {
                     GapKind::TornRecord => torn_ids(&view, &gap),
                     _ => None,
@@ -437,7 +522,11 @@ impl<F: RecordFormat> RecordScan<F> {
                     Outcome::Framed(checked, error) => {
                         let (raised, message, kind) = match error {
                             Some(e) => {
-                                let kind = if e.kind == ErrorKind::DigestMismatch { "digest_mismatch" } else { "length_mismatch" };
+                                let kind = match e.kind {
+                                    ErrorKind::DigestMismatch => "digest_mismatch",
+                                    ErrorKind::IdMismatch => "bad_entry",
+                                    _ => "length_mismatch",
+                                };
                                 (e.clone().at_base(offset as u64 + 4), entry_message(&e), kind)
                             }
                             None => (Error::corrupt(offset as u64, REFRAMED_MESSAGE), REFRAMED_MESSAGE.to_string(), "reframed"),
@@ -490,10 +579,11 @@ impl<F: RecordFormat> RecordScan<F> {
     fn finish(&mut self, sink: &mut dyn RowSink) -> Result<()> {
         self.done = true;
         let view = self.window.view();
-        if let Some(mark) = self.expected_end.filter(|&m| m > self.records_end) {
-            let at = self.records_end;
+        // (From the end of the records, or of the damage after them: rows do not overlap.)
+        let at = self.records_end.max(self.damage_end);
+        if let Some(mark) = self.expected_end.filter(|&m| m > at) {
             let detail = format!(
-                "lastMark says this journal was written up to byte {mark}; its records end at byte {at}"
+                "lastMark says this journal was written up to byte {mark}; its data ends at byte {at}"
             );
             let gap = Gap { offset: at as u64, len: (mark - at) as u64, kind: GapKind::BeforeLastMark };
             self.damage(sink, &view, gap, Some(detail), None)?;
@@ -574,8 +664,14 @@ impl<F: RecordFormat> RecordScan<F> {
     /// forgets what the scan has passed.
     pub fn finish_batch(&mut self) -> Option<Frozen> {
         let pos = self.chain.position();
-        self.batch_keep = None;
+        let first = self.batch_keep.take();
         if self.retain {
+            // A batch holding a small part of the window (few rows, or the file's last
+            // ones) gets a copy of its own bytes: batches kept together must not each
+            // keep a whole window alive.
+            if let Some(from) = first.filter(|&from| pos.saturating_sub(from).saturating_mul(4) < self.window.held()) {
+                return Some(self.window.copy_out(from, pos));
+            }
             Some(self.window.freeze(pos))
         } else {
             self.window.release(pos);

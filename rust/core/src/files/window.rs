@@ -346,6 +346,19 @@ impl Window {
         Frozen { buffer: frozen, base }
     }
 
+    /// The bytes from `from` up to `to` (or the end of the window), copied into a
+    /// buffer of their own for a batch's payload views: for a batch that holds a
+    /// small part of the window, which then goes on in its own buffer.
+    pub fn copy_out(&self, from: usize, to: usize) -> Frozen {
+        if let Some(b) = &self.memory {
+            return Frozen { buffer: b.clone(), base: 0 };
+        }
+        let end = self.base + self.buf.len();
+        let (from, to) = (from.clamp(self.base, end), to.clamp(self.base, end));
+        let bytes = &self.buf.as_slice()[from - self.base..to.max(from) - self.base];
+        Frozen { buffer: Buffer::from_slice_ref(bytes), base: from }
+    }
+
     /// Forgets the bytes before `keep_from` (payloads are copied out, nothing
     /// points into the window): they are dropped at the next fetch that needs room.
     pub fn release(&mut self, keep_from: usize) {

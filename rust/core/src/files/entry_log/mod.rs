@@ -27,6 +27,9 @@ pub const LEGACY_HEADER_LEN: u64 = 1024;
 pub const DIRECT_HEADER_LEN: u64 = 4096;
 /// Size of the dummy record at offset 1024 of a direct log (4096 - 1024 - 4).
 pub const DIRECT_DUMMY_RECORD_SIZE: i32 = 3068;
+/// Bytes after 1024 that layout detection looks at: up to the first record of a
+/// direct log and its size field.
+const DETECT_LEN: usize = (DIRECT_HEADER_LEN - LEGACY_HEADER_LEN) as usize + 4;
 /// Bytes of the header that carry fields; the rest is zeros.
 pub const HEADER_FIELDS_LEN: usize = 20;
 
@@ -41,24 +44,30 @@ pub enum EntryLogLayout {
 }
 
 impl EntryLogLayout {
-    /// [`EntryLogLayout::detect`] on a source, reading just the dummy record's start.
+    /// [`EntryLogLayout::detect`] on a source, reading what it looks at.
     pub fn detect_in(source: &dyn ReadAt) -> EntryLogLayout {
-        let mut head = [0u8; 12];
-        match source.read_at(LEGACY_HEADER_LEN, &mut head) {
-            Ok(12) => {
-                let mut probe = vec![0u8; LEGACY_HEADER_LEN as usize];
-                probe.extend_from_slice(&head);
+        let mut probe = vec![0u8; LEGACY_HEADER_LEN as usize];
+        match read_vec_at(source, LEGACY_HEADER_LEN, DETECT_LEN) {
+            Ok(mut block) => {
+                probe.append(&mut block);
                 EntryLogLayout::detect(&probe)
             }
-            _ => EntryLogLayout::Legacy,
+            Err(_) => EntryLogLayout::Legacy,
         }
     }
 
-    /// Detects the layout from the dummy record a direct log has at 1024.
+    /// Detects the layout from the dummy record a direct log has at 1024, or, when
+    /// that is damaged, from where the records start: nothing but zeros from 1024
+    /// and a record at 4096 make a direct log (a legacy log's first record is at
+    /// 1024).
     pub fn detect(data: &[u8]) -> EntryLogLayout {
         let dummy = i32_at(data, LEGACY_HEADER_LEN as usize).ok() == Some(DIRECT_DUMMY_RECORD_SIZE)
             && i64_at(data, LEGACY_HEADER_LEN as usize + 4).ok() == Some(-1);
-        if dummy {
+        let (legacy, direct) = (LEGACY_HEADER_LEN as usize, DIRECT_HEADER_LEN as usize);
+        let records_at_4096 = data.len() >= direct + 4
+            && data[legacy..direct].iter().all(|&b| b == 0)
+            && data[direct..direct + 4] != [0; 4];
+        if dummy || records_at_4096 {
             EntryLogLayout::Direct
         } else {
             EntryLogLayout::Legacy
@@ -265,6 +274,7 @@ pub(crate) fn open_scan(
         chain.push_front(Gap { offset: 0, len: len.min(data_start), kind: *kind });
     }
     let mut scan = crate::files::scan::RecordScan::new(source, framing, chain, settings)?;
+    scan.warm_up_from(data_start as usize, settings);
     if let Some((kind, detail)) = header_gap {
         scan.describe(0, kind, detail);
     }
@@ -344,9 +354,9 @@ pub fn read_header(source: &dyn ReadAt) -> Result<EntryLogHeader> {
     let head = read_vec_at(source, 0, HEADER_FIELDS_LEN)?;
     let mut bytes = head;
     if bytes.len() == HEADER_FIELDS_LEN && bytes[..4] == MAGIC {
-        // `parse` also detects the layout from the dummy record at 1024.
+        // `parse` also detects the layout from the bytes after 1024.
         bytes.resize(LEGACY_HEADER_LEN as usize, 0);
-        let mut tail = read_vec_at(source, LEGACY_HEADER_LEN, 12)?;
+        let mut tail = read_vec_at(source, LEGACY_HEADER_LEN, DETECT_LEN)?;
         bytes.append(&mut tail);
     }
     EntryLogHeader::parse(&bytes)

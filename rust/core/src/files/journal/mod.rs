@@ -201,12 +201,15 @@ pub(crate) fn open_scan(
     let (header, data_start, gap) = detect_header(&*source);
     let framing = JournalFraming::new(&settings.digests.scan_options());
     let mut chain = crate::files::framing::Chain::new(len as usize, data_start as usize, settings.start, settings.end);
-    let whole = settings.start == 0 && settings.end >= len;
+    // Said by the range the end of the file belongs to (which warmed up, so knows
+    // where the records before it ended).
+    let last_range = settings.end >= len && settings.start < len.max(1);
     let gap = gap.filter(|_| settings.start == 0 && settings.end > 0);
     if let Some(g) = gap {
         chain.push_front(g);
     }
     let mut scan = crate::files::scan::RecordScan::new(source, framing, chain, settings)?;
+    scan.warm_up_from(data_start as usize, settings);
     if let Some(g) = gap {
         let detail = match (&header, g.kind) {
             (Err(e), _) => format!("not a journal header: {}", e.detail),
@@ -214,7 +217,7 @@ pub(crate) fn open_scan(
         };
         scan.describe(0, g.kind, detail);
     }
-    if let (Some(mark), true) = (last_mark, whole) {
+    if let (Some(mark), true) = (last_mark, last_range) {
         scan.expect_data_to(mark.max(data_start) as usize);
     }
     Ok((scan, JournalFacts { len, header, data_start }))
