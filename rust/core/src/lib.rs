@@ -23,6 +23,8 @@ pub mod metadata;
 pub mod wire;
 pub mod files;
 pub mod ledger_digests;
+// Apache Pulsar's messages and topic metadata.
+pub mod pulsar;
 
 pub use digest::{DigestType, Digester};
 pub use digest_policy::{DigestPolicy, DigestResolver, EntryChecks, ResolvedEntry};
