@@ -11,8 +11,11 @@ pub mod codec;
 pub mod decoder;
 pub mod entry_set;
 pub mod frame;
+pub mod managed_ledger;
 pub mod message_batch;
 pub mod proto;
+pub mod topics;
+pub mod value;
 #[doc(hidden)]
 pub mod testing;
 #[cfg(test)]
