@@ -118,5 +118,5 @@ __all__ = [
     "write_last_mark",
 ]
 
-# Submodules: v2 wire frames and the metadata RPC messages.
-from bkcodec import rpc, wire  # noqa: E402
+# Submodules: v2 wire frames, the metadata RPC messages, Apache Pulsar.
+from bkcodec import pulsar, rpc, wire  # noqa: E402

@@ -77,6 +77,12 @@ __all__ = [
     "write_last_mark",
     "read_last_id",
     "write_last_id",
+    "MessageDecoder",
+    "pulsar_decode_messages",
+    "pulsar_read_messages",
+    "pulsar_decode_managed_ledger_info",
+    "pulsar_decode_managed_cursor_info",
+    "pulsar_topic_ledgers",
 ]
 
 class BookKeeperFormatError(ValueError):
@@ -779,3 +785,54 @@ def read_last_mark(path: _Path) -> LastMark: ...
 def write_last_mark(path: _Path, journal_id: int, offset: int) -> None: ...
 def read_last_id(path: _Path) -> int: ...
 def write_last_id(path: _Path, log_id: int) -> None: ...
+
+# ---- Apache Pulsar (public through bkcodec.pulsar)
+
+_LedgerOwners = Mapping[int, str | tuple[str, str | None]] | Any | None
+
+@final
+class MessageDecoder:
+    def __new__(
+        cls,
+        *,
+        ledger_owners: _LedgerOwners = None,
+        payload: bool = True,
+        on_error: _OnError = "flag",
+        reassemble_chunks: bool = True,
+        skip_duplicate_entries: bool = True,
+        batch_size: int = 65536,
+    ) -> MessageDecoder: ...
+    def decode(self, entries: Any) -> list[pyarrow.RecordBatch]: ...
+    def finish(self) -> list[pyarrow.RecordBatch]: ...
+    @property
+    def schema(self) -> pyarrow.Schema: ...
+    @property
+    def counts(self) -> dict[str, int]: ...
+
+def pulsar_decode_messages(
+    entries: Any,
+    *,
+    ledger_owners: _LedgerOwners = None,
+    payload: bool = True,
+    on_error: _OnError = "flag",
+    reassemble_chunks: bool = True,
+    skip_duplicate_entries: bool = True,
+) -> pyarrow.RecordBatch: ...
+def pulsar_read_messages(
+    entries: Any,
+    *,
+    ledger_owners: _LedgerOwners = None,
+    payload: bool = True,
+    on_error: _OnError = "flag",
+    reassemble_chunks: bool = True,
+    skip_duplicate_entries: bool = True,
+    batch_size: int = 65536,
+    source: str | None = None,
+) -> RecordBatchReader: ...
+def pulsar_decode_managed_ledger_info(data: Buffer) -> dict[str, Any]: ...
+def pulsar_decode_managed_cursor_info(data: Buffer) -> dict[str, Any]: ...
+def pulsar_topic_ledgers(
+    source: _Path | Iterable[tuple[str, Buffer]] | None = None,
+    *,
+    ledger_metadata: _Path | Mapping[int, LedgerMetadata] | None = None,
+) -> pyarrow.Table: ...

@@ -45,9 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _command_modules() -> list:
-    from . import demo, dump_entries, export_arrow, inspect_files, verify_digests
+    from . import demo, dump_entries, export_arrow, inspect_files, pulsar_messages, verify_digests
 
-    return [inspect_files, verify_digests, dump_entries, export_arrow, demo]
+    return [inspect_files, verify_digests, dump_entries, export_arrow, pulsar_messages, demo]
 
 
 def _version() -> str:

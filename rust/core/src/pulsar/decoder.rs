@@ -177,7 +177,8 @@ impl MessageDecoder {
         Ok(self.ready.drain(..).collect())
     }
 
-    fn flush(&mut self) -> Result<()> {
+    /// Finishes the rows so far into a batch (for a caller that stops early).
+    pub fn flush(&mut self) -> Result<()> {
         if !self.builder.is_empty() {
             let batch = self.builder.finish()?;
             self.ready.push_back(batch);

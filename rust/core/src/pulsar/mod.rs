@@ -14,6 +14,7 @@ pub mod frame;
 pub mod managed_ledger;
 pub mod message_batch;
 pub mod proto;
+pub mod stream;
 pub mod topics;
 pub mod value;
 #[doc(hidden)]
@@ -23,4 +24,5 @@ mod tests;
 
 pub use codec::Compression;
 pub use decoder::{DecoderCounts, DecoderOptions, LedgerOwner, MessageDecoder};
+pub use stream::MessageStream;
 pub use message_batch::{EntryIds, MessageBatchOptions};

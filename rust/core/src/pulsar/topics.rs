@@ -416,6 +416,39 @@ impl TopicLedgers {
     }
 }
 
+/// Ledger id to owner from a batch with the table's `ledger_id`, `kind` and
+/// `topic` columns (and optionally `managed_ledger`), for the message decoder.
+pub fn owners_from_batch(batch: &RecordBatch, owners: &mut HashMap<i64, LedgerOwner>) -> Result<()> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use arrow_array::Array;
+    let column = |name: &str, dt: &DataType| -> Result<Option<ArrayRef>> {
+        match batch.column_by_name(name) {
+            Some(c) if c.data_type() == dt => Ok(Some(c.clone())),
+            Some(c) => Err(Error::invalid_argument(format!("ledger owners: {name} is {}, not {dt}", c.data_type()))),
+            None => Ok(None),
+        }
+    };
+    let missing = |name: &str| Error::invalid_argument(format!("ledger owners: no {name} column"));
+    let ledger_id = column("ledger_id", &DataType::Int64)?.ok_or_else(|| missing("ledger_id"))?;
+    let kind = column("kind", &DataType::Utf8)?.ok_or_else(|| missing("kind"))?;
+    let topic = column("topic", &DataType::Utf8)?;
+    let managed_ledger = column("managed_ledger", &DataType::Utf8)?;
+    let (ledger_id, kind) = (ledger_id.as_primitive::<Int64Type>(), kind.as_string::<i32>());
+    let text = |c: &Option<ArrayRef>, i: usize| -> Option<String> {
+        let c = c.as_ref()?.as_string::<i32>();
+        c.is_valid(i).then(|| c.value(i).to_string())
+    };
+    for i in 0..batch.num_rows() {
+        if ledger_id.is_null(i) || kind.is_null(i) {
+            continue;
+        }
+        let topic = text(&topic, i).or_else(|| text(&managed_ledger, i)).map(Arc::<str>::from);
+        owners.insert(ledger_id.value(i), LedgerOwner { kind: kind.value(i).to_string(), topic });
+    }
+    Ok(())
+}
+
 /// Reads a dump directory: every file below `root` as a znode whose path is the
 /// file's path from `root` (the root's own name kept when it is `managed-ledgers`
 /// or `ledgers`, so either directory can be given alone).
@@ -579,6 +612,9 @@ mod tests {
         assert_eq!(owners[&3].topic.as_deref(), Some("persistent://t/n/x"));
         let batch = table.to_batch().unwrap();
         assert_eq!(batch.num_rows(), rows.len());
+        let mut from_batch = HashMap::new();
+        owners_from_batch(&batch, &mut from_batch).unwrap();
+        assert_eq!(from_batch, owners);
         // The managed-ledgers directory alone works too.
         let alone = read_dump_dir(&dir.join("managed-ledgers")).unwrap();
         assert_eq!(alone.rows().iter().filter(|r| r.ledger_id.is_some()).count(), 3);
