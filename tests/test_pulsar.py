@@ -288,8 +288,20 @@ def test_every_input_form_gives_the_same_rows():
         pulsar.decode_messages(entries, on_error="ignore")
 
 
+@pytest.mark.parametrize("codec", ["none", "lz4"])
+def test_binary_view_payloads_equal_binary_ones(codec):
+    entries = [pc.entry([Message(bytes([i]) * (5 + 20 * j)) for j in range(4)], codec=codec) for i in range(30)]
+    entries.append(pc.entry([Message(b"single " * 9)], batched=False))
+    table = pa.table({"ledger_id": [1] * 31, "entry_id": list(range(31)), "payload": entries})
+    binary = pulsar.decode_messages(table)
+    view = pulsar.decode_messages(table, payload="binary_view")
+    assert view.schema.field("payload").type == pa.binary_view()
+    assert view.column("payload").to_pylist() == binary.column("payload").to_pylist()
+    assert view.drop_columns(["payload"]).equals(binary.drop_columns(["payload"]))
+
+
 def test_payload_none_leaves_the_column_out():
-    b = pulsar.decode_messages([pc.entry([Message(b"x")])], payload=False)
+    b = pulsar.decode_messages([pc.entry([Message(b"x")])], payload="none")
     assert "payload" not in b.schema.names and b.num_rows == 1
 
 

@@ -71,7 +71,7 @@ def decode_messages(
     entries: Any,
     *,
     ledger_owners: Any = None,
-    payload: bool = True,
+    payload: str = "binary",
     on_error: str = "flag",
     reassemble_chunks: bool = True,
     skip_duplicate_entries: bool = True,
@@ -86,6 +86,8 @@ def decode_messages(
     transaction logs) become flagged rows, a compacted topic's ledger is read
     through its compaction records, and rows carry their ``topic``. Chunks are
     reassembled within the call; chunks whose message is incomplete are flagged rows.
+    ``payload`` is ``"binary"`` (copied), ``"binary_view"`` (views of the input's
+    buffers where a payload is stored uncompressed, no copy) or ``"none"``.
     """
     return pulsar_decode_messages(
         entries,
@@ -308,7 +310,7 @@ def read_messages(
     topic: str | None = None,
     ledgers: Iterable[int] | None = None,
     ledger_owners: Any = None,
-    payload: bool = True,
+    payload: str = "binary",
     on_error: str = "flag",
     reassemble_chunks: bool = True,
     skip_duplicate_entries: bool = True,

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use arrow_array::{Array, ArrayRef, RecordBatch, StructArray};
 use arrow_schema::{ArrowError, DataType};
-use bkcodec_core::arrow::OnError;
+use bkcodec_core::arrow::{OnError, PayloadMode};
 use bkcodec_core::pulsar::managed_ledger::{
     decode_managed_cursor_info, decode_managed_ledger_info, managed_cursor_info_value, managed_ledger_info_value,
 };
@@ -21,7 +21,6 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyList, PyMemoryView, PyString, PyTuple};
-use pyo3_arrow::ffi::ArrayReader;
 use pyo3_arrow::input::{AnyArray, AnyRecordBatch};
 use pyo3_arrow::{PyRecordBatch, PySchema, PyTable};
 
@@ -73,7 +72,7 @@ impl<'py> FromPyObject<'_, 'py> for Owners {
 
 fn options(
     py: Python<'_>,
-    payload: bool,
+    payload: &str,
     on_error: &str,
     reassemble_chunks: bool,
     skip_duplicate_entries: bool,
@@ -83,7 +82,7 @@ fn options(
         return Err(PyValueError::new_err("batch_size must be at least 1"));
     }
     Ok(DecoderOptions {
-        payload,
+        payload: PayloadMode::from_name(payload).py_err(py)?,
         on_error: OnError::from_name(on_error).py_err(py)?,
         reassemble_chunks,
         skip_duplicate_entries,
@@ -95,18 +94,36 @@ fn options(
 /// The entries argument: Arrow arrays (entry rows as structs, or bare payloads), or
 /// buffers borrowed from a Python sequence.
 enum EntriesInput {
-    Arrow(Box<dyn ArrayReader + Send>),
+    Arrow(Vec<ArrayRef>),
     Buffers(Vec<Option<BytesInput>>),
+}
+
+/// Bytes of entry payloads in an array of entry rows or of payloads.
+fn payload_bytes(array: &ArrayRef) -> usize {
+    use arrow_array::cast::AsArray;
+    let values = match array.data_type() {
+        DataType::Struct(_) => match array.as_struct().column_by_name("payload") {
+            Some(p) => p.clone(),
+            None => return 0,
+        },
+        _ => array.clone(),
+    };
+    match values.data_type() {
+        DataType::Binary => values.as_binary::<i32>().value_data().len(),
+        DataType::LargeBinary => values.as_binary::<i64>().value_data().len(),
+        DataType::BinaryView => values.as_binary_view().data_buffers().iter().map(|b| b.len()).sum(),
+        _ => 0,
+    }
 }
 
 impl EntriesInput {
     fn extract(entries: &Bound<'_, PyAny>) -> PyResult<Self> {
         let py = entries.py();
         if entries.hasattr(intern!(py, "__arrow_c_array__"))? || entries.hasattr(intern!(py, "__arrow_c_stream__"))? {
-            let reader = entries.extract::<AnyArray>()?.into_reader()?;
-            return match reader.field().data_type() {
+            let (chunks, field) = entries.extract::<AnyArray>()?.into_chunked_array()?.into_inner();
+            return match field.data_type() {
                 DataType::Struct(_) | DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
-                    Ok(EntriesInput::Arrow(reader))
+                    Ok(EntriesInput::Arrow(chunks))
                 }
                 other => Err(PyTypeError::new_err(format!(
                     "entries must be entry rows (a record batch, table or stream with a payload column) or a binary column of payloads, not {other}"
@@ -131,12 +148,26 @@ impl EntriesInput {
         Ok(EntriesInput::Buffers(buffers))
     }
 
+    fn rows(&self) -> usize {
+        match self {
+            EntriesInput::Arrow(chunks) => chunks.iter().map(|c| c.len()).sum(),
+            EntriesInput::Buffers(b) => b.len(),
+        }
+    }
+
+    /// Entry payload bytes, a lower bound for the messages' payloads.
+    fn bytes(&self) -> usize {
+        match self {
+            EntriesInput::Arrow(chunks) => chunks.iter().map(payload_bytes).sum(),
+            EntriesInput::Buffers(b) => b.iter().flatten().map(|x| x.as_slice().len()).sum(),
+        }
+    }
+
     /// Feeds every entry to the decoder (without the GIL).
     fn push_all(self, decoder: &mut MessageDecoder, first_index: &mut u64) -> Result<(), Error> {
         match self {
-            EntriesInput::Arrow(reader) => {
-                for array in reader {
-                    let array = array.map_err(arrow_error)?;
+            EntriesInput::Arrow(chunks) => {
+                for array in chunks {
                     push_array(decoder, &array, *first_index)?;
                     *first_index += array.len() as u64;
                 }
@@ -187,12 +218,12 @@ fn single_batch(decoder: &MessageDecoder, batches: Vec<RecordBatch>) -> Result<R
 
 /// Messages from entries, as one `pyarrow.RecordBatch` (see `bkcodec.pulsar.decode_messages`).
 #[pyfunction]
-#[pyo3(signature = (entries, *, ledger_owners = None, payload = true, on_error = "flag", reassemble_chunks = true, skip_duplicate_entries = true))]
+#[pyo3(signature = (entries, *, ledger_owners = None, payload = "binary", on_error = "flag", reassemble_chunks = true, skip_duplicate_entries = true))]
 fn pulsar_decode_messages<'py>(
     py: Python<'py>,
     entries: &Bound<'py, PyAny>,
     ledger_owners: Option<Owners>,
-    payload: bool,
+    payload: &str,
     on_error: &str,
     reassemble_chunks: bool,
     skip_duplicate_entries: bool,
@@ -200,6 +231,8 @@ fn pulsar_decode_messages<'py>(
     let mut options = options(py, payload, on_error, reassemble_chunks, skip_duplicate_entries, usize::MAX)?;
     options.batch_bytes = usize::MAX;
     let input = EntriesInput::extract(entries)?;
+    // One batch: room for what the input decodes to, rather than growing as it fills.
+    options.expected_input = Some((input.bytes(), input.rows()));
     let batch = py
         .detach(|| {
             let mut decoder = MessageDecoder::new(options, ledger_owners.unwrap_or_default().0);
@@ -214,13 +247,13 @@ fn pulsar_decode_messages<'py>(
 
 /// Messages from a stream of entry batches, as a `RecordBatchReader` (see `bkcodec.pulsar.read_messages`).
 #[pyfunction]
-#[pyo3(signature = (entries, *, ledger_owners = None, payload = true, on_error = "flag", reassemble_chunks = true, skip_duplicate_entries = true, batch_size = 65536, source = None))]
+#[pyo3(signature = (entries, *, ledger_owners = None, payload = "binary", on_error = "flag", reassemble_chunks = true, skip_duplicate_entries = true, batch_size = 65536, source = None))]
 #[allow(clippy::too_many_arguments)]
 fn pulsar_read_messages(
     py: Python<'_>,
     entries: AnyRecordBatch,
     ledger_owners: Option<Owners>,
-    payload: bool,
+    payload: &str,
     on_error: &str,
     reassemble_chunks: bool,
     skip_duplicate_entries: bool,
@@ -267,11 +300,11 @@ fn batches_to_py<'py>(py: Python<'py>, batches: Vec<RecordBatch>) -> PyResult<Bo
 #[pymethods]
 impl PyMessageDecoder {
     #[new]
-    #[pyo3(signature = (*, ledger_owners = None, payload = true, on_error = "flag", reassemble_chunks = true, skip_duplicate_entries = true, batch_size = 65536))]
+    #[pyo3(signature = (*, ledger_owners = None, payload = "binary", on_error = "flag", reassemble_chunks = true, skip_duplicate_entries = true, batch_size = 65536))]
     fn new(
         py: Python<'_>,
         ledger_owners: Option<Owners>,
-        payload: bool,
+        payload: &str,
         on_error: &str,
         reassemble_chunks: bool,
         skip_duplicate_entries: bool,

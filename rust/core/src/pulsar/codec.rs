@@ -123,7 +123,6 @@ impl Decompressor {
         uncompressed_size: u64,
         out: &mut Vec<u8>,
     ) -> Result<(), CodecError> {
-        out.clear();
         let limit = codec.max_output(input.len());
         if uncompressed_size > limit {
             return fail(
@@ -145,10 +144,12 @@ impl Decompressor {
                 if size != input.len() {
                     return fail(codec, format!("uncompressed_size {size} differs from the {} bytes stored", input.len()));
                 }
+                out.clear();
                 out.extend_from_slice(input);
             }
             Compression::Lz4 => {
-                out.resize(size, 0);
+                // The block overwrites every byte it reports; only new room is zeroed.
+                fit(out, size);
                 match lz4_flex::block::decompress_into(input, out) {
                     Ok(n) if n == size => {}
                     Ok(n) => return fail(codec, format!("block holds {n} bytes, uncompressed_size is {size}")),
@@ -161,7 +162,7 @@ impl Decompressor {
                     Ok(n) => return fail(codec, format!("block holds {n} bytes, uncompressed_size is {size}")),
                     Err(e) => return fail(codec, format!("bad block: {e}")),
                 }
-                out.resize(size, 0);
+                fit(out, size);
                 match snap::raw::Decoder::new().decompress(input, out) {
                     Ok(n) if n == size => {}
                     Ok(n) => return fail(codec, format!("block holds {n} bytes, uncompressed_size is {size}")),
@@ -170,18 +171,29 @@ impl Decompressor {
             }
             // Java's encoder writes nothing at all for an empty payload (its deflate
             // loop runs only while the Deflater wants no input).
-            Compression::Zlib if input.is_empty() && size == 0 => {}
+            Compression::Zlib if input.is_empty() && size == 0 => out.clear(),
             Compression::Zlib => {
+                out.clear();
                 let inflater = self.zlib.get_or_insert_with(|| Decompress::new(true));
                 inflater.reset(true);
                 inflate(inflater, input, size, out)?;
             }
             Compression::Zstd => {
+                out.clear();
                 let dctx = self.zstd.get_or_insert_with(DCtx::create);
                 zstd_decompress(dctx, input, size, out)?;
             }
         }
         Ok(())
+    }
+}
+
+/// Makes `out` exactly `size` long, zeroing only bytes it did not have.
+fn fit(out: &mut Vec<u8>, size: usize) {
+    if out.len() >= size {
+        out.truncate(size);
+    } else {
+        out.resize(size, 0);
     }
 }
 

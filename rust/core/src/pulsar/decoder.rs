@@ -23,9 +23,10 @@ use super::chunks::{ChunkOutcome, ChunkTable, StoredChunk};
 use super::codec::{Compression, Decompressor};
 use super::entry_set::EntrySet;
 use super::frame::{checksum_of, decode_proto, parse_entry, EntryFrame};
-use super::message_batch::{kind, EntryIds, MessageBatchBuilder, MessageBatchOptions, MessageRow};
-use super::proto::{MessageIdData, MessageMetadata, SingleMessageMetadata};
-use crate::arrow::OnError;
+use super::message_batch::{kind, EntryIds, EntryRow, MessageBatchBuilder, MessageBatchOptions, MessageRow};
+use super::proto::{MessageIdData, MessageMetadata};
+use super::single_message::{self, Property, SingleMessage};
+use crate::arrow::{OnError, PayloadMode};
 use crate::error::{Error, ErrorKind, Result};
 
 /// What a ledger holds, from the topic metadata or the ledger's own custom metadata.
@@ -47,7 +48,7 @@ impl LedgerOwner {
 /// How the decoder reads and what it outputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecoderOptions {
-    pub payload: bool,
+    pub payload: PayloadMode,
     pub on_error: OnError,
     /// Put chunked messages back together (else each chunk is its own row).
     pub reassemble_chunks: bool,
@@ -59,18 +60,23 @@ pub struct DecoderOptions {
     pub batch_bytes: usize,
     /// Chunks of incomplete messages kept in memory, at most.
     pub max_pending_chunk_bytes: usize,
+    /// The stored payload bytes and the entries of the whole input, when the
+    /// caller knows them: the first batch makes room for what they will decode to
+    /// (estimated from the first entry) instead of growing as it fills.
+    pub expected_input: Option<(usize, usize)>,
 }
 
 impl Default for DecoderOptions {
     fn default() -> Self {
         DecoderOptions {
-            payload: true,
+            payload: PayloadMode::Binary,
             on_error: OnError::Flag,
             reassemble_chunks: true,
             skip_duplicate_entries: true,
             batch_rows: 64 * 1024,
             batch_bytes: 64 << 20,
             max_pending_chunk_bytes: 1 << 30,
+            expected_input: None,
         }
     }
 }
@@ -136,7 +142,7 @@ impl MessageDecoder {
     pub fn new(options: DecoderOptions, owners: HashMap<i64, LedgerOwner>) -> Self {
         let batch = MessageBatchOptions { payload: options.payload, flag_errors: options.on_error == OnError::Flag };
         MessageDecoder {
-            builder: MessageBatchBuilder::new(batch, options.batch_rows.min(8192)),
+            builder: MessageBatchBuilder::new(batch, options.batch_rows.min(8192), 0),
             options,
             owners,
             ready: VecDeque::new(),
@@ -187,32 +193,70 @@ impl MessageDecoder {
         Ok(())
     }
 
-    /// Appends a row, finishing the batch first when it is full.
-    fn push(&mut self, row: &MessageRow<'_>, var_bytes: usize) -> Result<()> {
+    /// Appends one row of an entry, finishing the batch first when it is full (an
+    /// entry's rows may straddle two batches). `pending` counts the entry's rows in
+    /// the current batch whose shared columns are still to be appended;
+    /// `meta_bytes` is the entry's metadata size, repeated in some columns of each row.
+    #[inline]
+    fn push_row(
+        &mut self,
+        entry: &EntryRow<'_>,
+        m: &MessageRow<'_>,
+        properties: &[Property<'_>],
+        meta_bytes: usize,
+        pending: &mut usize,
+    ) -> Result<()> {
+        let payload = m.payload.map_or(0, <[u8]>::len);
+        let bytes = payload + m.metadata_bytes + meta_bytes + m.error.map_or(0, str::len);
         if !self.builder.is_empty()
             && (self.builder.len() >= self.options.batch_rows
-                || self.batch_bytes + var_bytes > self.options.batch_bytes
-                || self.builder.payload_bytes() + row.payload.map_or(0, <[u8]>::len) > MAX_ARROW_VALUES)
+                || self.batch_bytes + bytes > self.options.batch_bytes
+                || self.builder.payload_bytes() + payload > MAX_ARROW_VALUES)
         {
+            self.builder.push_entry_columns(entry, std::mem::take(pending));
             self.flush()?;
         }
-        self.builder.push(row);
-        self.batch_bytes += var_bytes;
+        self.builder.push_message(entry, m, properties);
+        *pending += 1;
+        self.batch_bytes += bytes;
         self.counts.rows += 1;
-        if row.error.is_some() {
+        if m.error.or(entry.error).is_some() {
             self.counts.error_rows += 1;
         }
         Ok(())
     }
 
-    /// A row for something that could not be read as messages, or the error.
-    fn flag(&mut self, ctx: &EntryContext<'_>, row: MessageRow<'_>, error: Error) -> Result<()> {
+    /// Appends the rows of one entry.
+    fn push_rows(
+        &mut self,
+        entry: &EntryRow<'_>,
+        messages: &[MessageRow<'_>],
+        properties: &[Property<'_>],
+        meta_bytes: usize,
+    ) -> Result<()> {
+        let mut pending = 0;
+        for m in messages {
+            self.push_row(entry, m, properties, meta_bytes, &mut pending)?;
+        }
+        self.builder.push_entry_columns(entry, pending);
+        Ok(())
+    }
+
+    /// One row for something that could not be read as messages, or the error.
+    fn flag(&mut self, ctx: &EntryContext<'_>, entry: EntryRow<'_>, row: MessageRow<'_>, error: Error) -> Result<()> {
         if self.options.on_error == OnError::Raise {
             return Err(ctx.numbered(error));
         }
         let text = ctx.error_text(Some(&error));
-        let var = row.payload.map_or(0, <[u8]>::len);
-        self.push(&MessageRow { error: text.as_deref(), ..row }, var)
+        let row = MessageRow { error: text.as_deref(), ..row };
+        self.push_rows(&entry, &[row], &[], 0)
+    }
+
+    /// One row of bytes that are not messages (an owner's other ledger, an entry
+    /// that does not parse), flagged.
+    fn flag_bytes(&mut self, ctx: &EntryContext<'_>, kind: Option<&str>, checksum_ok: Option<bool>, data: &[u8], e: Error) -> Result<()> {
+        let entry = EntryRow { ids: ctx.ids, topic: ctx.topic, kind, checksum_ok, ..Default::default() };
+        self.flag(ctx, entry, MessageRow { payload: Some(data), ..Default::default() }, e)
     }
 
     /// Reads one entry's payload (the bytes after the BookKeeper header and digest).
@@ -241,26 +285,22 @@ impl MessageDecoder {
             if self.options.on_error == OnError::Raise {
                 return Err(ctx.numbered(Error::corrupt(0, format!("unreadable entry: {}", entry_error.unwrap_or("")))));
             }
-            let row = MessageRow { ids, topic: ctx.topic, error: ctx.prior_error.as_deref(), ..Default::default() };
-            return self.push(&row, 0);
+            let entry = EntryRow { ids, topic: ctx.topic, error: ctx.prior_error.as_deref(), ..Default::default() };
+            return self.push_rows(&entry, &[MessageRow::default()], &[], 0);
         };
         if let Some(owner) = owner.as_ref().filter(|o| !o.holds_messages()) {
             let what = match &owner.topic {
                 Some(t) => format!("a {} ledger of {t}", owner.kind),
                 None => format!("a {} ledger", owner.kind),
             };
-            let row = MessageRow { ids, topic: ctx.topic, kind: Some(&owner.kind), payload: Some(data), ..Default::default() };
             let e = Error::new(ErrorKind::InvalidArgument, 0, format!("not a topic message: the entry is in {what}"));
-            return self.flag(&ctx, row, e);
+            return self.flag_bytes(&ctx, Some(&owner.kind), None, data, e);
         }
         // A compacted topic's ledger stores [u32 idSize][MessageIdData][u32 size][entry].
         let (data, base) = match owner.as_ref().map(|o| o.kind.as_str()) {
             Some("compacted") => match compacted_entry(data) {
                 Ok(inner) => inner,
-                Err(e) => {
-                    let row = MessageRow { ids, topic: ctx.topic, payload: Some(data), ..Default::default() };
-                    return self.flag(&ctx, row, e);
-                }
+                Err(e) => return self.flag_bytes(&ctx, None, None, data, e),
             },
             _ => (data, 0),
         };
@@ -268,13 +308,12 @@ impl MessageDecoder {
             Ok(f) => f,
             Err(e) => {
                 let checksum_ok = checksum_of(data).map(|c| c.ok());
-                let row = MessageRow { ids, topic: ctx.topic, checksum_ok, payload: Some(data), ..Default::default() };
-                return self.flag(&ctx, row, e.at_base(base as u64));
+                return self.flag_bytes(&ctx, None, checksum_ok, data, e.at_base(base as u64));
             }
         };
         let checksum_ok = frame.checksum.map(|c| c.ok());
-        if checksum_ok == Some(false) {
-            let mismatch = frame.checksum.map(|c| c.mismatch().at_base(base as u64)).unwrap_or_else(|| Error::corrupt(0, ""));
+        if let Some(c) = frame.checksum.filter(|c| !c.ok()) {
+            let mismatch = c.mismatch().at_base(base as u64);
             if self.options.on_error == OnError::Raise {
                 return Err(ctx.numbered(mismatch));
             }
@@ -296,8 +335,10 @@ impl MessageDecoder {
     fn messages(&mut self, ctx: &EntryContext<'_>, frame: &EntryFrame<'_>, checksum_ok: Option<bool>, base: usize) -> Result<()> {
         let md = &frame.metadata;
         let meta_bytes = frame.payload_offset - frame.metadata_offset;
-        let base_row = MessageRow {
+        let batch_size = md.num_messages_in_batch;
+        let entry = EntryRow {
             ids: ctx.ids,
+            batch_size,
             topic: ctx.topic,
             metadata: Some(md),
             broker: frame.broker.as_ref(),
@@ -305,44 +346,49 @@ impl MessageDecoder {
             error: ctx.prior_error.as_deref(),
             ..Default::default()
         };
-        let raw = |kind: &'static str| MessageRow { kind: Some(kind), payload: Some(frame.payload), ..base_row };
         let payload_at = (base + frame.payload_offset) as u64;
-        let batch_size = md.num_messages_in_batch;
         let entry_index = frame.broker.as_ref().and_then(|b| b.index).map(|i| i as i64);
+        // A message that is not a batch keeps its own fields in the entry's metadata.
+        let mut properties = Vec::new();
+        let own = batch_size.is_none().then(|| SingleMessage::of_entry(md, &mut properties));
+        let raw = MessageRow {
+            message: own,
+            message_index: if batch_size.is_none() { entry_index } else { None },
+            payload: Some(frame.payload),
+            ..Default::default()
+        };
         // Kafka-on-Pulsar entries: Kafka record batches behind a Pulsar header.
         if md.properties.iter().any(|p| p.key.as_deref() == Some(b"entry.format") && p.value.as_deref() == Some(b"kafka")) {
-            return self.push(&MessageRow { batch_size, ..raw(kind::KAFKA) }, frame.payload.len() + meta_bytes);
+            let entry = EntryRow { kind: Some(kind::KAFKA), ..entry };
+            return self.push_rows(&entry, &[MessageRow { message_index: None, ..raw }], &properties, meta_bytes);
         }
         let chunked = batch_size.is_none() && md.num_chunks_from_msg.is_some_and(|n| n > 1);
         // Encrypted: the payload is ciphertext (of the compressed batch or chunk); nothing more can be read.
         if !md.encryption_keys.is_empty() {
-            let row = MessageRow {
-                batch_size,
-                message_index: if batch_size.is_none() { entry_index } else { None },
-                ..raw(if chunked { kind::CHUNK } else { kind::MESSAGE })
-            };
-            return self.push(&row, frame.payload.len() + meta_bytes);
+            let entry = EntryRow { kind: Some(if chunked { kind::CHUNK } else { kind::MESSAGE }), ..entry };
+            return self.push_rows(&entry, &[raw], &properties, meta_bytes);
         }
         if chunked {
-            return self.chunk(ctx, frame, checksum_ok, payload_at);
+            return self.chunk(ctx, entry, raw, frame, &properties, payload_at);
         }
-        let message_kind = if md.marker_type.is_some() { kind::MARKER } else { kind::MESSAGE };
+        let entry = EntryRow { kind: Some(if md.marker_type.is_some() { kind::MARKER } else { kind::MESSAGE }), ..entry };
         let mut scratch = std::mem::take(&mut self.scratch);
         let result = match self.uncompressed(md, frame.payload, payload_at, &mut scratch) {
-            Err(e) => self.flag(ctx, MessageRow { batch_size, ..raw(message_kind) }, e),
+            Err(e) => self.flag(ctx, entry, raw, e),
             Ok(in_scratch) => {
                 let payload = if in_scratch { &scratch[..] } else { frame.payload };
+                if let Some((stored, entries)) = self.options.expected_input.take() {
+                    // The first entry tells what the rest probably expands to.
+                    // (At most 8 times the stored bytes: a first entry that compresses
+                    // unusually well must not reserve far more than the rest needs.)
+                    let ratio = (payload.len() as f64 / frame.payload.len().max(1) as f64).min(8.0);
+                    let rows = entries.saturating_mul(batch_size.unwrap_or(1).max(1) as usize);
+                    let bytes = (stored as f64 * ratio) as usize;
+                    self.builder.reserve(rows.min(self.options.batch_rows), bytes.min(MAX_ARROW_VALUES));
+                }
                 match batch_size {
-                    None => {
-                        let row = MessageRow {
-                            kind: Some(message_kind),
-                            message_index: entry_index,
-                            payload: Some(payload),
-                            ..base_row
-                        };
-                        self.push(&row, payload.len() + meta_bytes)
-                    }
-                    Some(n) => self.batch(ctx, base_row, message_kind, n, payload, payload_at),
+                    None => self.push_rows(&entry, &[MessageRow { payload: Some(payload), ..raw }], &properties, meta_bytes),
+                    Some(n) => self.batch(ctx, &entry, n, payload, payload_at, meta_bytes),
                 }
             }
         };
@@ -366,111 +412,128 @@ impl MessageDecoder {
         Ok(true)
     }
 
-    /// The messages of a batch: `[u32 size][SingleMessageMetadata][payload]` each.
-    #[allow(clippy::too_many_arguments)]
+    /// The messages of a batch: `[u32 size][SingleMessageMetadata][payload]` each,
+    /// appended as they are read.
     fn batch(
         &mut self,
         ctx: &EntryContext<'_>,
-        base_row: MessageRow<'_>,
-        message_kind: &'static str,
+        entry: &EntryRow<'_>,
         batch_size: i32,
         batch: &[u8],
         payload_at: u64,
+        meta_bytes: usize,
     ) -> Result<()> {
-        let md = base_row.metadata.unwrap_or_else(|| unreachable!("batches come with metadata"));
+        let md = entry.metadata.unwrap_or_else(|| unreachable!("batches come with metadata"));
         let kept = &md.compacted_batch_indexes;
         // A newer compactor keeps only some messages and lists their indexes.
         let count = if kept.is_empty() { batch_size.max(0) as usize } else { kept.len() };
-        let last_index = base_row.broker.and_then(|b| b.index).map(|i| i as i64);
+        let last_index = entry.broker.and_then(|b| b.index).map(|i| i as i64);
+        let mut properties = Vec::new();
+        let mut pending = 0;
+        let mut problem: Option<(Error, usize, i32)> = None;
         let mut pos = 0usize;
-        let mut smm = SingleMessageMetadata::default();
+        let mut result = Ok(());
         for i in 0..count {
             let batch_index = kept.get(i).copied().unwrap_or(i as i32);
-            let row = MessageRow { batch_index: Some(batch_index), batch_size: Some(batch_size), ..base_row };
             let rest = &batch[pos..];
             let bad = |detail: String| {
                 Error::corrupt(payload_at, format!("message {i} of a batch of {count}: {detail} at byte {pos} of the uncompressed batch"))
             };
             if rest.len() < 4 {
-                let e = bad(format!("the batch ends ({} bytes left) before the message's size field", rest.len()));
-                return self.flag(ctx, MessageRow { payload: Some(rest), kind: Some(message_kind), ..row }, e);
+                problem = Some((bad(format!("the batch ends ({} bytes left) before the message's size field", rest.len())), pos, batch_index));
+                break;
             }
             let size = u32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
             if size > rest.len() - 4 {
-                let e = bad(format!("SingleMessageMetadata size {size} is more than the {} bytes left", rest.len() - 4));
-                return self.flag(ctx, MessageRow { payload: Some(rest), kind: Some(message_kind), ..row }, e);
+                problem = Some((bad(format!("SingleMessageMetadata size {size} is more than the {} bytes left", rest.len() - 4)), pos, batch_index));
+                break;
             }
-            prost::Message::clear(&mut smm);
-            if let Err(e) = prost::Message::merge(&mut smm, &rest[4..4 + size]) {
-                let e = bad(format!("SingleMessageMetadata does not decode: {e}"));
-                return self.flag(ctx, MessageRow { payload: Some(rest), kind: Some(message_kind), ..row }, e);
-            }
+            properties.clear();
+            let message = match single_message::parse(&rest[4..4 + size], &mut properties) {
+                Ok(m) => m,
+                Err(why) => {
+                    problem = Some((bad(format!("SingleMessageMetadata does not decode: {why}")), pos, batch_index));
+                    break;
+                }
+            };
             let after = 4 + size;
-            let payload_size = match smm.payload_size {
+            let payload_size = match message.payload_size {
                 Some(n) if n >= 0 && n as usize <= rest.len() - after => n as usize,
                 Some(n) => {
-                    let e = bad(format!("payload_size {n} is more than the {} bytes left", rest.len() - after));
-                    return self.flag(ctx, MessageRow { payload: Some(rest), kind: Some(message_kind), ..row }, e);
+                    problem = Some((bad(format!("payload_size {n} is more than the {} bytes left", rest.len() - after)), pos, batch_index));
+                    break;
                 }
                 None => {
-                    let e = bad("SingleMessageMetadata lacks its required field payload_size".into());
-                    return self.flag(ctx, MessageRow { payload: Some(rest), kind: Some(message_kind), ..row }, e);
+                    problem = Some((bad("SingleMessageMetadata lacks its required field payload_size".into()), pos, batch_index));
+                    break;
                 }
             };
-            let payload = &rest[after..after + payload_size];
             let row = MessageRow {
-                kind: Some(message_kind),
-                single: Some(&smm),
+                batch_index: Some(batch_index),
+                message: Some(message),
                 message_index: last_index.map(|last| last - (batch_size as i64 - 1) + batch_index as i64),
-                payload: Some(payload),
-                ..row
+                payload: Some(&rest[after..after + payload_size]),
+                error: None,
+                metadata_bytes: size,
             };
-            self.push(&row, after + payload_size)?;
+            if let Err(e) = self.push_row(entry, &row, &properties, meta_bytes, &mut pending) {
+                result = Err(e);
+                break;
+            }
             pos += after + payload_size;
         }
-        if pos < batch.len() {
-            let rest = &batch[pos..];
+        // The messages read before any damage keep their rows.
+        self.builder.push_entry_columns(entry, pending);
+        result?;
+        if problem.is_none() && pos < batch.len() {
             let e = Error::corrupt(
                 payload_at,
-                format!("{} bytes follow the last of the batch's {count} messages, at byte {pos} of the uncompressed batch", rest.len()),
+                format!("{} bytes follow the last of the batch's {count} messages, at byte {pos} of the uncompressed batch", batch.len() - pos),
             );
-            let row = MessageRow { kind: Some(message_kind), batch_size: Some(batch_size), payload: Some(rest), ..base_row };
-            return self.flag(ctx, row, e);
+            problem = Some((e, pos, -1));
         }
-        Ok(())
+        match problem {
+            None => Ok(()),
+            Some((e, at, batch_index)) => {
+                let row = MessageRow {
+                    batch_index: (batch_index >= 0).then_some(batch_index),
+                    payload: Some(&batch[at..]),
+                    ..Default::default()
+                };
+                self.flag(ctx, *entry, row, e)
+            }
+        }
     }
 
     /// One chunk of a chunked message: kept until its message is complete.
-    fn chunk(&mut self, ctx: &EntryContext<'_>, frame: &EntryFrame<'_>, checksum_ok: Option<bool>, payload_at: u64) -> Result<()> {
+    fn chunk(
+        &mut self,
+        ctx: &EntryContext<'_>,
+        entry: EntryRow<'_>,
+        raw: MessageRow<'_>,
+        frame: &EntryFrame<'_>,
+        properties: &[Property<'_>],
+        payload_at: u64,
+    ) -> Result<()> {
         let md = &frame.metadata;
         let num_chunks = md.num_chunks_from_msg.unwrap_or(0);
-        let raw = MessageRow {
-            ids: ctx.ids,
-            topic: ctx.topic,
-            kind: Some(kind::CHUNK),
-            metadata: Some(md),
-            broker: frame.broker.as_ref(),
-            checksum_ok,
-            payload: Some(frame.payload),
-            error: ctx.prior_error.as_deref(),
-            ..Default::default()
-        };
+        let entry = EntryRow { kind: Some(kind::CHUNK), ..entry };
         let (Some(uuid), Some(chunk_id)) = (md.uuid.as_deref(), md.chunk_id) else {
-            return self.flag(ctx, raw, Error::corrupt(payload_at, "a chunk without its uuid or chunk_id"));
+            return self.flag(ctx, entry, raw, Error::corrupt(payload_at, "a chunk without its uuid or chunk_id"));
         };
         if !(0..num_chunks).contains(&chunk_id) {
             let e = Error::corrupt(payload_at, format!("chunk_id {chunk_id} is outside the message's {num_chunks} chunks"));
-            return self.flag(ctx, raw, e);
+            return self.flag(ctx, entry, raw, e);
         }
         if !self.options.reassemble_chunks {
-            return self.push(&raw, frame.payload.len());
+            return self.push_rows(&entry, &[raw], properties, frame.payload_offset - frame.metadata_offset);
         }
         let stored = StoredChunk {
             ids: ctx.ids,
             chunk_id,
             metadata: md.clone(),
             broker: frame.broker.clone(),
-            checksum_ok,
+            checksum_ok: entry.checksum_ok,
             topic: ctx.topic.map(Arc::from),
             data: frame.payload.to_vec(),
             error: ctx.prior_error.clone(),
@@ -492,8 +555,7 @@ impl MessageDecoder {
                     payload_at,
                     format!("chunk {chunk_id} of message {} is there twice{at}", String::from_utf8_lossy(uuid)),
                 );
-                let row = MessageRow { payload: Some(&chunk.data), ..raw };
-                self.flag(ctx, row, e)
+                self.flag(ctx, entry, MessageRow { payload: Some(&chunk.data), ..raw }, e)
             }
         }
     }
@@ -513,7 +575,7 @@ impl MessageDecoder {
         let checksum_ok = chunks.iter().try_fold(true, |all, c| c.checksum_ok.map(|ok| all && ok));
         let stored: Vec<u8> = chunks.iter().flat_map(|c| c.data.iter().copied()).collect();
         let md = &last.metadata;
-        let row = MessageRow {
+        let entry = EntryRow {
             ids: last.ids,
             topic: ctx.topic,
             kind: Some(kind::MESSAGE),
@@ -521,20 +583,25 @@ impl MessageDecoder {
             broker: last.broker.as_ref(),
             checksum_ok,
             first_chunk: Some(first.ids),
-            message_index: last.broker.as_ref().and_then(|b| b.index).map(|i| i as i64),
             error: ctx.prior_error.as_deref(),
+            ..Default::default()
+        };
+        let mut properties = Vec::new();
+        let row = MessageRow {
+            message: Some(SingleMessage::of_entry(md, &mut properties)),
+            message_index: last.broker.as_ref().and_then(|b| b.index).map(|i| i as i64),
             ..Default::default()
         };
         if let Some(total) = md.total_chunk_msg_size.filter(|&t| t as i64 != stored.len() as i64) {
             let e = Error::corrupt(0, format!("chunks hold {} bytes, total_chunk_msg_size is {total}", stored.len()));
-            return self.flag(&ctx, MessageRow { payload: Some(&stored), ..row }, e);
+            return self.flag(&ctx, entry, MessageRow { payload: Some(&stored), ..row }, e);
         }
         let mut scratch = std::mem::take(&mut self.scratch);
         let result = match self.uncompressed(md, &stored, 0, &mut scratch) {
-            Err(e) => self.flag(&ctx, MessageRow { payload: Some(&stored), ..row }, e),
+            Err(e) => self.flag(&ctx, entry, MessageRow { payload: Some(&stored), ..row }, e),
             Ok(in_scratch) => {
                 let payload = if in_scratch { &scratch[..] } else { &stored[..] };
-                self.push(&MessageRow { payload: Some(payload), ..row }, payload.len())
+                self.push_rows(&entry, &[MessageRow { payload: Some(payload), ..row }], &properties, 0)
             }
         };
         self.scratch = scratch;
@@ -554,17 +621,26 @@ impl MessageDecoder {
                 0,
                 format!("incomplete chunked message {uuid}: chunks {} of {num} found", have.join(",")),
             );
-            let row = MessageRow {
+            let mut properties = Vec::new();
+            let entry = EntryRow {
                 ids: c.ids,
                 topic: ctx.topic,
                 kind: Some(kind::CHUNK),
                 metadata: Some(&c.metadata),
                 broker: c.broker.as_ref(),
                 checksum_ok: c.checksum_ok,
+                ..Default::default()
+            };
+            let row = MessageRow {
+                message: Some(SingleMessage::of_entry(&c.metadata, &mut properties)),
                 payload: Some(&c.data),
                 ..Default::default()
             };
-            self.flag(&ctx, row, e)?;
+            if self.options.on_error == OnError::Raise {
+                return Err(ctx.numbered(e));
+            }
+            let text = ctx.error_text(Some(&e));
+            self.push_rows(&entry, &[MessageRow { error: text.as_deref(), ..row }], &properties, 0)?;
         }
         Ok(())
     }
@@ -592,6 +668,15 @@ enum BinaryColumn<'a> {
 }
 
 impl<'a> BinaryColumn<'a> {
+    /// The buffers its values live in (for views of them).
+    fn buffers(&self) -> Vec<arrow_buffer::Buffer> {
+        match self {
+            BinaryColumn::Binary(a) => vec![a.values().clone()],
+            BinaryColumn::Large(a) => vec![a.values().clone()],
+            BinaryColumn::View(a) => a.data_buffers().to_vec(),
+        }
+    }
+
     fn new(array: &'a dyn Array, name: &str) -> Result<Self> {
         Ok(match array.data_type() {
             DataType::Binary => BinaryColumn::Binary(array.as_binary::<i32>()),
@@ -685,6 +770,7 @@ impl MessageDecoder {
             )
         })?;
         let payload = BinaryColumn::new(payload, "payload")?;
+        self.builder.set_view_sources(&payload.buffers());
         let ledger_id = column("ledger_id").map(|c| IdColumn::new(c, "ledger_id")).transpose()?;
         let entry_id = column("entry_id").map(|c| IdColumn::new(c, "entry_id")).transpose()?;
         let scope_id = column("scope_id").map(|c| IdColumn::new(c, "scope_id")).transpose()?;
@@ -711,6 +797,7 @@ impl MessageDecoder {
     /// Reads an array of entry payloads (no ids); nulls are skipped.
     pub fn push_payload_array(&mut self, array: &dyn Array, first_index: u64) -> Result<()> {
         let payload = BinaryColumn::new(array, "entries")?;
+        self.builder.set_view_sources(&payload.buffers());
         for i in 0..array.len() {
             if let Some(p) = payload.get(i) {
                 self.push_entry(first_index + i as u64, EntryIds::default(), Some(p), None)?;

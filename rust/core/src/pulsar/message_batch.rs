@@ -6,17 +6,25 @@
 //! the `compacted_out` mark from the message's `SingleMessageMetadata`, its event
 //! time and sequence id when it has them (else the entry's), everything else from
 //! the entry's `MessageMetadata`.
+//!
+//! Rows are appended an entry at a time ([`MessageBatchBuilder::push_rows`]): the
+//! columns every message of an entry shares are filled for all its rows at once,
+//! so a batch of small messages costs little more per message than its own fields.
 
 use std::sync::Arc;
 
-use arrow_array::builder::{BinaryBuilder, BooleanBuilder, MapBuilder, MapFieldNames, StringBuilder};
+use arrow_array::builder::{BinaryBuilder, MapBuilder, MapFieldNames, StringBuilder};
+use arrow_buffer::Buffer;
 use arrow_array::types::{Int32Type, Int64Type, TimestampMillisecondType};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 
-use super::proto::{BrokerEntryMetadata, KeyValue, MessageMetadata, SingleMessageMetadata};
 use super::codec::Compression;
-use crate::arrow::PrimitiveColumn;
+use super::columns::{NullColumns, RunBools, RunBytes, RunColumn, StringMapColumn, Utf8Column};
+use super::proto::{BrokerEntryMetadata, EncryptionKeys, MessageMetadata};
+use super::single_message::{Property, SingleMessage};
+use crate::arrow::payload::PayloadColumnBuilder;
+use crate::arrow::{PayloadMode, PrimitiveColumn};
 use crate::error::{Error, Result};
 
 /// What the `kind` column says a row is.
@@ -48,8 +56,9 @@ fn map_type(value: DataType) -> DataType {
 /// Shape of the message columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MessageBatchOptions {
-    /// Include the `payload` column.
-    pub payload: bool,
+    /// The `payload` column: copied (`binary`), views of the input's buffers where
+    /// the payload is stored uncompressed (`binary_view`), or none.
+    pub payload: PayloadMode,
     /// Include the `error` column (bad data becomes flagged rows rather than errors).
     pub flag_errors: bool,
 }
@@ -99,8 +108,8 @@ impl MessageBatchOptions {
             Field::new("message_index", DataType::Int64, true),
             Field::new("checksum_ok", DataType::Boolean, true),
         ];
-        if self.payload {
-            fields.push(Field::new("payload", DataType::Binary, true));
+        if let Some(dt) = self.payload.data_type() {
+            fields.push(Field::new("payload", dt, true));
         }
         if self.flag_errors {
             fields.push(Field::new("error", DataType::Utf8, true));
@@ -109,7 +118,7 @@ impl MessageBatchOptions {
     }
 }
 
-/// Where a row came from: the entry's ids and what the file reader said of it.
+/// Where a row came from: the entry's ids.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EntryIds {
     pub scope_id: Option<i64>,
@@ -117,29 +126,56 @@ pub struct EntryIds {
     pub entry_id: Option<i64>,
 }
 
-/// Everything one row is made of; `None` fields are null.
+/// What the rows of one entry share; `None` fields are null.
 #[derive(Default, Clone, Copy)]
-pub struct MessageRow<'a> {
+pub struct EntryRow<'a> {
     pub ids: EntryIds,
-    pub batch_index: Option<i32>,
     pub batch_size: Option<i32>,
     pub kind: Option<&'a str>,
     pub topic: Option<&'a str>,
     /// The entry's metadata (for a batch, the fields its messages share).
     pub metadata: Option<&'a MessageMetadata>,
-    /// A batched message's own metadata.
-    pub single: Option<&'a SingleMessageMetadata>,
     pub broker: Option<&'a BrokerEntryMetadata>,
-    pub message_index: Option<i64>,
     pub checksum_ok: Option<bool>,
     /// For a reassembled chunked message: where its first chunk is.
     pub first_chunk: Option<EntryIds>,
-    pub payload: Option<&'a [u8]>,
+    /// What is wrong with the whole entry (its rows' error unless they have their own).
     pub error: Option<&'a str>,
 }
 
-fn utf8(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
-    String::from_utf8_lossy(bytes)
+/// One message of an entry.
+#[derive(Default, Clone, Copy)]
+pub struct MessageRow<'a> {
+    pub batch_index: Option<i32>,
+    /// Its own metadata: a batched message's `SingleMessageMetadata`, or the fields a
+    /// non-batched message keeps in the entry's metadata (see [`SingleMessage::of_entry`]).
+    pub message: Option<SingleMessage<'a>>,
+    pub message_index: Option<i64>,
+    pub payload: Option<&'a [u8]>,
+    pub error: Option<&'a str>,
+    /// Bytes of its own metadata (for sizing batches).
+    pub metadata_bytes: usize,
+}
+
+impl<'a> SingleMessage<'a> {
+    /// A non-batched message's own fields, which live in the entry's metadata; its
+    /// properties are appended to `properties`.
+    pub fn of_entry(md: &'a MessageMetadata, properties: &mut Vec<Property<'a>>) -> SingleMessage<'a> {
+        let start = properties.len();
+        properties.extend(md.properties.iter().map(|kv| (kv.key.as_deref().unwrap_or_default(), kv.value.as_deref())));
+        SingleMessage {
+            partition_key: md.partition_key.as_deref(),
+            partition_key_b64_encoded: md.partition_key_b64_encoded,
+            ordering_key: md.ordering_key.as_deref(),
+            properties: (start, properties.len()),
+            payload_size: None,
+            compacted_out: None,
+            event_time: md.event_time,
+            sequence_id: md.sequence_id,
+            null_value: md.null_value,
+            null_partition_key: md.null_partition_key,
+        }
+    }
 }
 
 /// Appends an optional string given as bytes (replacing bad UTF-8, as Java does).
@@ -148,21 +184,55 @@ fn push_str(b: &mut StringBuilder, v: Option<&[u8]>) {
     match v {
         Some(s) => match std::str::from_utf8(s) {
             Ok(s) => b.append_value(s),
-            Err(_) => b.append_value(utf8(s)),
+            Err(_) => b.append_value(String::from_utf8_lossy(s)),
         },
         None => b.append_null(),
     }
 }
 
-fn push_properties(b: &mut MapBuilder<StringBuilder, StringBuilder>, props: Option<&[KeyValue]>) {
-    if let Some(props) = props {
-        for kv in props {
-            push_str(b.keys(), Some(kv.key.as_deref().unwrap_or_default()));
-            push_str(b.values(), kv.value.as_deref());
+/// Text from bytes, bad UTF-8 replaced.
+fn text(v: Option<&[u8]>) -> Option<std::borrow::Cow<'_, str>> {
+    v.map(String::from_utf8_lossy)
+}
+
+/// The encryption keys column: null in almost every batch, so built only once a
+/// row has keys.
+struct EncryptionKeysColumn {
+    builder: Option<MapBuilder<StringBuilder, BinaryBuilder>>,
+    /// Rows before the builder existed (all null).
+    nulls: usize,
+}
+
+impl EncryptionKeysColumn {
+    fn push_n(&mut self, keys: &[EncryptionKeys], n: usize) {
+        if keys.is_empty() && self.builder.is_none() {
+            self.nulls += n;
+            return;
+        }
+        let b = self.builder.get_or_insert_with(|| {
+            let mut b = MapBuilder::new(Some(map_names()), StringBuilder::new(), BinaryBuilder::new());
+            for _ in 0..self.nulls {
+                // Keys and values are appended in pairs, so appending an entry cannot fail.
+                let _ = b.append(false);
+            }
+            b
+        });
+        for _ in 0..n {
+            for k in keys {
+                push_str(b.keys(), Some(k.key.as_deref().unwrap_or_default()));
+                b.values().append_option(k.value.as_deref());
+            }
+            let _ = b.append(!keys.is_empty());
         }
     }
-    // Appending a map entry cannot fail for keys and values appended in pairs.
-    let _ = b.append(props.is_some());
+
+    fn finish(&mut self, pool: &NullColumns) -> ArrayRef {
+        self.nulls = 0;
+        match self.builder.take() {
+            Some(mut b) => Arc::new(b.finish()),
+            None => pool.array(&map_type(DataType::Binary)),
+        }
+    }
 }
 
 /// Accumulates message rows into Arrow columns.
@@ -171,48 +241,52 @@ pub struct MessageBatchBuilder {
     schema: SchemaRef,
     rows: usize,
     payload_bytes: usize,
-    scope_id: PrimitiveColumn<Int64Type>,
-    ledger_id: PrimitiveColumn<Int64Type>,
-    entry_id: PrimitiveColumn<Int64Type>,
+    // Shared by the rows of an entry.
+    scope_id: RunColumn<Int64Type>,
+    ledger_id: RunColumn<Int64Type>,
+    entry_id: RunColumn<Int64Type>,
+    batch_size: RunColumn<Int32Type>,
+    kind: RunBytes,
+    topic: RunBytes,
+    producer_name: RunBytes,
+    publish_time: RunColumn<TimestampMillisecondType>,
+    compression: RunBytes,
+    uncompressed_size: RunColumn<Int64Type>,
+    schema_version: RunBytes,
+    replicated_from: RunBytes,
+    txnid_most_bits: RunColumn<Int64Type>,
+    txnid_least_bits: RunColumn<Int64Type>,
+    marker_type: RunColumn<Int32Type>,
+    deliver_at_time: RunColumn<TimestampMillisecondType>,
+    chunk_uuid: RunBytes,
+    chunk_id: RunColumn<Int32Type>,
+    num_chunks: RunColumn<Int32Type>,
+    total_chunk_size: RunColumn<Int32Type>,
+    first_chunk_ledger_id: RunColumn<Int64Type>,
+    first_chunk_entry_id: RunColumn<Int64Type>,
+    encrypted: RunBools,
+    encryption_algo: RunBytes,
+    encryption_param: RunBytes,
+    encryption_keys: EncryptionKeysColumn,
+    broker_timestamp: RunColumn<TimestampMillisecondType>,
+    broker_index: RunColumn<Int64Type>,
+    checksum_ok: RunBools,
+    // Each message's own (the mostly null or false ones kept as runs too).
     batch_index: PrimitiveColumn<Int32Type>,
-    batch_size: PrimitiveColumn<Int32Type>,
-    kind: StringBuilder,
-    topic: StringBuilder,
-    producer_name: StringBuilder,
     sequence_id: PrimitiveColumn<Int64Type>,
-    publish_time: PrimitiveColumn<TimestampMillisecondType>,
-    event_time: PrimitiveColumn<TimestampMillisecondType>,
-    partition_key: StringBuilder,
-    partition_key_b64: BooleanBuilder,
-    ordering_key: BinaryBuilder,
-    properties: MapBuilder<StringBuilder, StringBuilder>,
-    compression: StringBuilder,
-    uncompressed_size: PrimitiveColumn<Int64Type>,
-    schema_version: BinaryBuilder,
-    replicated_from: StringBuilder,
-    txnid_most_bits: PrimitiveColumn<Int64Type>,
-    txnid_least_bits: PrimitiveColumn<Int64Type>,
-    marker_type: PrimitiveColumn<Int32Type>,
-    deliver_at_time: PrimitiveColumn<TimestampMillisecondType>,
-    chunk_uuid: StringBuilder,
-    chunk_id: PrimitiveColumn<Int32Type>,
-    num_chunks: PrimitiveColumn<Int32Type>,
-    total_chunk_size: PrimitiveColumn<Int32Type>,
-    first_chunk_ledger_id: PrimitiveColumn<Int64Type>,
-    first_chunk_entry_id: PrimitiveColumn<Int64Type>,
-    encrypted: BooleanBuilder,
-    encryption_algo: StringBuilder,
-    encryption_param: BinaryBuilder,
-    encryption_keys: MapBuilder<StringBuilder, BinaryBuilder>,
-    null_value: BooleanBuilder,
-    null_partition_key: BooleanBuilder,
-    compacted_out: BooleanBuilder,
-    broker_timestamp: PrimitiveColumn<TimestampMillisecondType>,
-    broker_index: PrimitiveColumn<Int64Type>,
+    event_time: RunColumn<TimestampMillisecondType>,
+    partition_key: Utf8Column,
+    partition_key_b64: RunBools,
+    ordering_key: RunBytes,
+    properties: StringMapColumn,
+    null_value: RunBools,
+    null_partition_key: RunBools,
+    compacted_out: RunBools,
     message_index: PrimitiveColumn<Int64Type>,
-    checksum_ok: BooleanBuilder,
-    payload: BinaryBuilder,
-    error: StringBuilder,
+    payload: PayloadColumnBuilder,
+    /// The buffers payloads may be views of (kept to give a new payload column).
+    view_sources: Vec<Buffer>,
+    error: RunBytes,
 }
 
 fn map_names() -> MapFieldNames {
@@ -220,54 +294,56 @@ fn map_names() -> MapFieldNames {
 }
 
 impl MessageBatchBuilder {
-    pub fn new(options: MessageBatchOptions, rows: usize) -> Self {
+    /// Room for `rows` rows and `payload_bytes` of copied payloads before growing.
+    pub fn new(options: MessageBatchOptions, rows: usize, payload_bytes: usize) -> Self {
         MessageBatchBuilder {
             options,
             schema: options.schema(),
             rows: 0,
             payload_bytes: 0,
-            scope_id: PrimitiveColumn::with_capacity(rows),
-            ledger_id: PrimitiveColumn::with_capacity(rows),
-            entry_id: PrimitiveColumn::with_capacity(rows),
+            scope_id: RunColumn::default(),
+            ledger_id: RunColumn::default(),
+            entry_id: RunColumn::default(),
+            batch_size: RunColumn::default(),
+            kind: RunBytes::utf8(),
+            topic: RunBytes::utf8(),
+            producer_name: RunBytes::utf8(),
+            publish_time: RunColumn::default(),
+            compression: RunBytes::utf8(),
+            uncompressed_size: RunColumn::default(),
+            schema_version: RunBytes::binary(),
+            replicated_from: RunBytes::utf8(),
+            txnid_most_bits: RunColumn::default(),
+            txnid_least_bits: RunColumn::default(),
+            marker_type: RunColumn::default(),
+            deliver_at_time: RunColumn::default(),
+            chunk_uuid: RunBytes::utf8(),
+            chunk_id: RunColumn::default(),
+            num_chunks: RunColumn::default(),
+            total_chunk_size: RunColumn::default(),
+            first_chunk_ledger_id: RunColumn::default(),
+            first_chunk_entry_id: RunColumn::default(),
+            encrypted: RunBools::default(),
+            encryption_algo: RunBytes::utf8(),
+            encryption_param: RunBytes::binary(),
+            encryption_keys: EncryptionKeysColumn { builder: None, nulls: 0 },
+            broker_timestamp: RunColumn::default(),
+            broker_index: RunColumn::default(),
+            checksum_ok: RunBools::default(),
             batch_index: PrimitiveColumn::with_capacity(rows),
-            batch_size: PrimitiveColumn::with_capacity(rows),
-            kind: StringBuilder::new(),
-            topic: StringBuilder::new(),
-            producer_name: StringBuilder::new(),
             sequence_id: PrimitiveColumn::with_capacity(rows),
-            publish_time: PrimitiveColumn::with_capacity(rows),
-            event_time: PrimitiveColumn::with_capacity(rows),
-            partition_key: StringBuilder::new(),
-            partition_key_b64: BooleanBuilder::new(),
-            ordering_key: BinaryBuilder::new(),
-            properties: MapBuilder::new(Some(map_names()), StringBuilder::new(), StringBuilder::new()),
-            compression: StringBuilder::new(),
-            uncompressed_size: PrimitiveColumn::with_capacity(rows),
-            schema_version: BinaryBuilder::new(),
-            replicated_from: StringBuilder::new(),
-            txnid_most_bits: PrimitiveColumn::with_capacity(rows),
-            txnid_least_bits: PrimitiveColumn::with_capacity(rows),
-            marker_type: PrimitiveColumn::with_capacity(rows),
-            deliver_at_time: PrimitiveColumn::with_capacity(rows),
-            chunk_uuid: StringBuilder::new(),
-            chunk_id: PrimitiveColumn::with_capacity(rows),
-            num_chunks: PrimitiveColumn::with_capacity(rows),
-            total_chunk_size: PrimitiveColumn::with_capacity(rows),
-            first_chunk_ledger_id: PrimitiveColumn::with_capacity(rows),
-            first_chunk_entry_id: PrimitiveColumn::with_capacity(rows),
-            encrypted: BooleanBuilder::new(),
-            encryption_algo: StringBuilder::new(),
-            encryption_param: BinaryBuilder::new(),
-            encryption_keys: MapBuilder::new(Some(map_names()), StringBuilder::new(), BinaryBuilder::new()),
-            null_value: BooleanBuilder::new(),
-            null_partition_key: BooleanBuilder::new(),
-            compacted_out: BooleanBuilder::new(),
-            broker_timestamp: PrimitiveColumn::with_capacity(rows),
-            broker_index: PrimitiveColumn::with_capacity(rows),
+            event_time: RunColumn::default(),
+            partition_key: Utf8Column::default(),
+            partition_key_b64: RunBools::default(),
+            ordering_key: RunBytes::binary(),
+            properties: StringMapColumn::default(),
+            null_value: RunBools::default(),
+            null_partition_key: RunBools::default(),
+            compacted_out: RunBools::default(),
             message_index: PrimitiveColumn::with_capacity(rows),
-            checksum_ok: BooleanBuilder::new(),
-            payload: BinaryBuilder::new(),
-            error: StringBuilder::new(),
+            payload: PayloadColumnBuilder::new(options.payload, rows, payload_bytes),
+            view_sources: Vec::new(),
+            error: RunBytes::utf8(),
         }
     }
 
@@ -287,150 +363,180 @@ impl MessageBatchBuilder {
         self.rows == 0
     }
 
+    /// Makes room for `rows` rows and `payload_bytes` of copied payloads, when no
+    /// row has been appended yet (a caller that can tell its batch's size).
+    pub fn reserve(&mut self, rows: usize, payload_bytes: usize) {
+        if self.rows != 0 {
+            return;
+        }
+        self.payload = PayloadColumnBuilder::new(self.options.payload, rows, payload_bytes);
+        self.payload.set_view_sources(&self.view_sources);
+        self.batch_index = PrimitiveColumn::with_capacity(rows);
+        self.sequence_id = PrimitiveColumn::with_capacity(rows);
+        self.message_index = PrimitiveColumn::with_capacity(rows);
+    }
+
+    /// Later payloads found in these buffers become views of them (`binary_view`).
+    pub fn set_view_sources(&mut self, buffers: &[Buffer]) {
+        self.payload.set_view_sources(buffers);
+        if self.options.payload == PayloadMode::BinaryView {
+            self.view_sources = buffers.to_vec();
+        }
+    }
+
     /// Payload bytes appended since the last finish.
     pub fn payload_bytes(&self) -> usize {
         self.payload_bytes
     }
 
-    /// Appends one row.
-    pub fn push(&mut self, row: &MessageRow<'_>) {
-        let md = row.metadata;
-        let single = row.single;
-        self.rows += 1;
-        self.scope_id.push_option(row.ids.scope_id);
-        self.ledger_id.push_option(row.ids.ledger_id);
-        self.entry_id.push_option(row.ids.entry_id);
-        self.batch_index.push_option(row.batch_index);
-        self.batch_size.push_option(row.batch_size);
-        self.kind.append_option(row.kind);
-        self.topic.append_option(row.topic);
-        push_str(&mut self.producer_name, md.and_then(|m| m.producer_name.as_deref()));
-        let sequence_id = single.and_then(|s| s.sequence_id).or(md.and_then(|m| m.sequence_id));
-        self.sequence_id.push_option(sequence_id.map(|v| v as i64));
-        self.publish_time.push_option(md.and_then(|m| m.publish_time).map(|v| v as i64));
-        let event_time = single.and_then(|s| s.event_time).or(md.and_then(|m| m.event_time));
-        self.event_time.push_option(event_time.map(|v| v as i64));
-        // A batched message has its own key fields or none: the batch's are not inherited.
-        let (key, b64, ordering, properties, null_value, null_key) = match (single, md) {
-            (Some(s), _) => (
-                s.partition_key.as_deref(),
-                s.partition_key_b64_encoded,
-                s.ordering_key.as_deref(),
-                Some(&s.properties[..]),
-                s.null_value,
-                s.null_partition_key,
-            ),
-            (None, Some(m)) => (
-                m.partition_key.as_deref(),
-                m.partition_key_b64_encoded,
-                m.ordering_key.as_deref(),
-                Some(&m.properties[..]),
-                m.null_value,
-                m.null_partition_key,
-            ),
-            (None, None) => (None, None, None, None, None, None),
-        };
-        push_str(&mut self.partition_key, key);
-        self.partition_key_b64.append_option(key.map(|_| b64.unwrap_or(false)));
-        self.ordering_key.append_option(ordering);
-        push_properties(&mut self.properties, properties);
-        let has_md = md.is_some();
-        self.compression.append_option(md.map(|m| match m.compression.and_then(Compression::from_proto) {
-            Some(c) => c.name(),
-            None if m.compression.is_none() => Compression::None.name(),
-            None => "unknown",
-        }));
-        self.uncompressed_size.push_option(md.and_then(|m| m.uncompressed_size).map(i64::from));
-        self.schema_version.append_option(md.and_then(|m| m.schema_version.as_deref()));
-        push_str(&mut self.replicated_from, md.and_then(|m| m.replicated_from.as_deref()));
-        self.txnid_most_bits.push_option(md.and_then(|m| m.txnid_most_bits).map(|v| v as i64));
-        self.txnid_least_bits.push_option(md.and_then(|m| m.txnid_least_bits).map(|v| v as i64));
-        self.marker_type.push_option(md.and_then(|m| m.marker_type));
-        self.deliver_at_time.push_option(md.and_then(|m| m.deliver_at_time));
-        push_str(&mut self.chunk_uuid, md.and_then(|m| m.uuid.as_deref()));
-        // A reassembled message is the whole thing, not one of its chunks.
-        self.chunk_id.push_option(if row.first_chunk.is_some() { None } else { md.and_then(|m| m.chunk_id) });
-        self.num_chunks.push_option(md.and_then(|m| m.num_chunks_from_msg));
-        self.total_chunk_size.push_option(md.and_then(|m| m.total_chunk_msg_size));
-        self.first_chunk_ledger_id.push_option(row.first_chunk.and_then(|f| f.ledger_id));
-        self.first_chunk_entry_id.push_option(row.first_chunk.and_then(|f| f.entry_id));
-        let keys = md.map(|m| &m.encryption_keys[..]).unwrap_or_default();
-        self.encrypted.append_option(has_md.then_some(!keys.is_empty()));
-        push_str(&mut self.encryption_algo, md.and_then(|m| m.encryption_algo.as_deref()));
-        self.encryption_param.append_option(md.and_then(|m| m.encryption_param.as_deref()));
-        for k in keys {
-            push_str(self.encryption_keys.keys(), Some(k.key.as_deref().unwrap_or_default()));
-            self.encryption_keys.values().append_option(k.value.as_deref());
+    /// Appends the columns an entry's rows share, for its last `n` rows (appended
+    /// with [`push_message`](Self::push_message) before or after: every column
+    /// is only appended to in row order).
+    pub fn push_entry_columns(&mut self, entry: &EntryRow<'_>, n: usize) {
+        if n == 0 {
+            return;
         }
-        let _ = self.encryption_keys.append(!keys.is_empty());
-        self.null_value.append_option(has_md.then(|| null_value.unwrap_or(false)));
-        self.null_partition_key.append_option(has_md.then(|| null_key.unwrap_or(false)));
-        self.compacted_out.append_option(single.map(|s| s.compacted_out.unwrap_or(false)));
-        self.broker_timestamp.push_option(row.broker.and_then(|b| b.broker_timestamp).map(|v| v as i64));
-        self.broker_index.push_option(row.broker.and_then(|b| b.index).map(|v| v as i64));
-        self.message_index.push_option(row.message_index);
-        self.checksum_ok.append_option(row.checksum_ok);
-        if self.options.payload {
-            if let Some(p) = row.payload {
-                self.payload_bytes += p.len();
+        let md = entry.metadata;
+        self.scope_id.push_n(entry.ids.scope_id, n);
+        self.ledger_id.push_n(entry.ids.ledger_id, n);
+        self.entry_id.push_n(entry.ids.entry_id, n);
+        self.batch_size.push_n(entry.batch_size, n);
+        self.kind.push_str_n(entry.kind, n);
+        self.topic.push_str_n(entry.topic, n);
+        self.producer_name.push_str_n(text(md.and_then(|m| m.producer_name.as_deref())).as_deref(), n);
+        self.publish_time.push_n(md.and_then(|m| m.publish_time).map(|v| v as i64), n);
+        let compression = md.map(|m| match m.compression.map(Compression::from_proto) {
+            None => Compression::None.name(),
+            Some(Some(c)) => c.name(),
+            Some(None) => "unknown",
+        });
+        self.compression.push_str_n(compression, n);
+        self.uncompressed_size.push_n(md.and_then(|m| m.uncompressed_size).map(i64::from), n);
+        self.schema_version.push_binary_n(md.and_then(|m| m.schema_version.as_deref()), n);
+        self.replicated_from.push_str_n(text(md.and_then(|m| m.replicated_from.as_deref())).as_deref(), n);
+        self.txnid_most_bits.push_n(md.and_then(|m| m.txnid_most_bits).map(|v| v as i64), n);
+        self.txnid_least_bits.push_n(md.and_then(|m| m.txnid_least_bits).map(|v| v as i64), n);
+        self.marker_type.push_n(md.and_then(|m| m.marker_type), n);
+        self.deliver_at_time.push_n(md.and_then(|m| m.deliver_at_time), n);
+        self.chunk_uuid.push_str_n(text(md.and_then(|m| m.uuid.as_deref())).as_deref(), n);
+        // A reassembled message is the whole thing, not one of its chunks.
+        let chunk_id = if entry.first_chunk.is_some() { None } else { md.and_then(|m| m.chunk_id) };
+        self.chunk_id.push_n(chunk_id, n);
+        self.num_chunks.push_n(md.and_then(|m| m.num_chunks_from_msg), n);
+        self.total_chunk_size.push_n(md.and_then(|m| m.total_chunk_msg_size), n);
+        self.first_chunk_ledger_id.push_n(entry.first_chunk.and_then(|f| f.ledger_id), n);
+        self.first_chunk_entry_id.push_n(entry.first_chunk.and_then(|f| f.entry_id), n);
+        let keys = md.map(|m| &m.encryption_keys[..]).unwrap_or_default();
+        self.encrypted.push_n(md.map(|_| !keys.is_empty()), n);
+        self.encryption_algo.push_str_n(text(md.and_then(|m| m.encryption_algo.as_deref())).as_deref(), n);
+        self.encryption_param.push_binary_n(md.and_then(|m| m.encryption_param.as_deref()), n);
+        self.encryption_keys.push_n(keys, n);
+        self.broker_timestamp.push_n(entry.broker.and_then(|b| b.broker_timestamp).map(|v| v as i64), n);
+        self.broker_index.push_n(entry.broker.and_then(|b| b.index).map(|v| v as i64), n);
+        self.checksum_ok.push_n(entry.checksum_ok, n);
+    }
+
+    /// Appends one message's own columns (its entry's shared ones come from
+    /// [`push_entry_columns`](Self::push_entry_columns)). `properties` holds its
+    /// property range.
+    #[inline]
+    pub fn push_message(&mut self, entry: &EntryRow<'_>, m: &MessageRow<'_>, properties: &[Property<'_>]) {
+        self.rows += 1;
+        let md = entry.metadata;
+        self.batch_index.push_option(m.batch_index);
+        let own = m.message;
+        let sequence = own.and_then(|s| s.sequence_id).or_else(|| md.and_then(|m| m.sequence_id));
+        self.sequence_id.push_option(sequence.map(|v| v as i64));
+        let event = own.and_then(|s| s.event_time).or_else(|| md.and_then(|m| m.event_time));
+        self.event_time.push(event.map(|v| v as i64));
+        match own {
+            Some(s) => {
+                self.partition_key.push(s.partition_key);
+                self.partition_key_b64.push(s.partition_key.map(|_| s.partition_key_b64_encoded.unwrap_or(false)));
+                self.ordering_key.push_binary_n(s.ordering_key, 1);
+                let (start, end) = s.properties;
+                self.properties.push(Some(properties[start..end].iter().copied()));
+                self.null_value.push(Some(s.null_value.unwrap_or(false)));
+                self.null_partition_key.push(Some(s.null_partition_key.unwrap_or(false)));
+                self.compacted_out.push(m.batch_index.map(|_| s.compacted_out.unwrap_or(false)));
             }
-            self.payload.append_option(row.payload);
+            None => {
+                let has_md = md.is_some();
+                self.partition_key.push(None);
+                self.partition_key_b64.push(None);
+                self.ordering_key.push_binary_n(None, 1);
+                self.properties.push(None::<std::iter::Empty<Property<'_>>>);
+                self.null_value.push(has_md.then_some(false));
+                self.null_partition_key.push(has_md.then_some(false));
+                self.compacted_out.push(None);
+            }
+        }
+        self.message_index.push_option(m.message_index);
+        match m.payload {
+            Some(p) => {
+                self.payload_bytes += p.len();
+                // The decoder finishes the batch before payloads outgrow a column.
+                let _ = self.payload.append(p);
+            }
+            None => self.payload.append_null(),
         }
         if self.options.flag_errors {
-            self.error.append_option(row.error);
+            self.error.push_str_n(m.error.or(entry.error), 1);
         }
     }
 
     /// The rows so far as a record batch; the builder starts again empty.
     pub fn finish(&mut self) -> Result<RecordBatch> {
-        let utc = |a: arrow_array::PrimitiveArray<TimestampMillisecondType>| Arc::new(a.with_timezone("UTC")) as ArrayRef;
+        let ts = timestamp_type();
+        let (i64t, i32t) = (DataType::Int64, DataType::Int32);
+        let pool = NullColumns::new(self.rows);
         let mut columns: Vec<ArrayRef> = vec![
-            Arc::new(self.scope_id.finish()),
-            Arc::new(self.ledger_id.finish()),
-            Arc::new(self.entry_id.finish()),
+            self.scope_id.finish(&i64t, &pool),
+            self.ledger_id.finish(&i64t, &pool),
+            self.entry_id.finish(&i64t, &pool),
             Arc::new(self.batch_index.finish()),
-            Arc::new(self.batch_size.finish()),
-            Arc::new(self.kind.finish()),
-            Arc::new(self.topic.finish()),
-            Arc::new(self.producer_name.finish()),
+            self.batch_size.finish(&i32t, &pool),
+            self.kind.finish(&pool)?,
+            self.topic.finish(&pool)?,
+            self.producer_name.finish(&pool)?,
             Arc::new(self.sequence_id.finish()),
-            utc(self.publish_time.finish()),
-            utc(self.event_time.finish()),
-            Arc::new(self.partition_key.finish()),
-            Arc::new(self.partition_key_b64.finish()),
-            Arc::new(self.ordering_key.finish()),
-            Arc::new(self.properties.finish()),
-            Arc::new(self.compression.finish()),
-            Arc::new(self.uncompressed_size.finish()),
-            Arc::new(self.schema_version.finish()),
-            Arc::new(self.replicated_from.finish()),
-            Arc::new(self.txnid_most_bits.finish()),
-            Arc::new(self.txnid_least_bits.finish()),
-            Arc::new(self.marker_type.finish()),
-            utc(self.deliver_at_time.finish()),
-            Arc::new(self.chunk_uuid.finish()),
-            Arc::new(self.chunk_id.finish()),
-            Arc::new(self.num_chunks.finish()),
-            Arc::new(self.total_chunk_size.finish()),
-            Arc::new(self.first_chunk_ledger_id.finish()),
-            Arc::new(self.first_chunk_entry_id.finish()),
-            Arc::new(self.encrypted.finish()),
-            Arc::new(self.encryption_algo.finish()),
-            Arc::new(self.encryption_param.finish()),
-            Arc::new(self.encryption_keys.finish()),
-            Arc::new(self.null_value.finish()),
-            Arc::new(self.null_partition_key.finish()),
-            Arc::new(self.compacted_out.finish()),
-            utc(self.broker_timestamp.finish()),
-            Arc::new(self.broker_index.finish()),
+            self.publish_time.finish(&ts, &pool),
+            self.event_time.finish(&ts, &pool),
+            Arc::new(self.partition_key.finish()?),
+            self.partition_key_b64.finish(&pool),
+            self.ordering_key.finish(&pool)?,
+            self.properties.finish(&map_type(DataType::Utf8))?,
+            self.compression.finish(&pool)?,
+            self.uncompressed_size.finish(&i64t, &pool),
+            self.schema_version.finish(&pool)?,
+            self.replicated_from.finish(&pool)?,
+            self.txnid_most_bits.finish(&i64t, &pool),
+            self.txnid_least_bits.finish(&i64t, &pool),
+            self.marker_type.finish(&i32t, &pool),
+            self.deliver_at_time.finish(&ts, &pool),
+            self.chunk_uuid.finish(&pool)?,
+            self.chunk_id.finish(&i32t, &pool),
+            self.num_chunks.finish(&i32t, &pool),
+            self.total_chunk_size.finish(&i32t, &pool),
+            self.first_chunk_ledger_id.finish(&i64t, &pool),
+            self.first_chunk_entry_id.finish(&i64t, &pool),
+            self.encrypted.finish(&pool),
+            self.encryption_algo.finish(&pool)?,
+            self.encryption_param.finish(&pool)?,
+            self.encryption_keys.finish(&pool),
+            self.null_value.finish(&pool),
+            self.null_partition_key.finish(&pool),
+            self.compacted_out.finish(&pool),
+            self.broker_timestamp.finish(&ts, &pool),
+            self.broker_index.finish(&i64t, &pool),
             Arc::new(self.message_index.finish()),
-            Arc::new(self.checksum_ok.finish()),
+            self.checksum_ok.finish(&pool),
         ];
-        if self.options.payload {
-            columns.push(Arc::new(self.payload.finish()));
+        if let Some(payload) = self.payload.finish()? {
+            columns.push(payload);
         }
         if self.options.flag_errors {
-            columns.push(Arc::new(self.error.finish()));
+            columns.push(self.error.finish(&pool)?);
         }
         self.rows = 0;
         self.payload_bytes = 0;

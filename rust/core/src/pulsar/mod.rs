@@ -8,12 +8,14 @@
 
 pub mod chunks;
 pub mod codec;
+pub mod columns;
 pub mod decoder;
 pub mod entry_set;
 pub mod frame;
 pub mod managed_ledger;
 pub mod message_batch;
 pub mod proto;
+pub mod single_message;
 pub mod stream;
 pub mod topics;
 pub mod value;
