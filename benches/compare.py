@@ -11,8 +11,10 @@ this machine class (informational lines have no target).
 
 Baselines: the CRC-32C wheels on PyPI (`crc32c`, `google-crc32c`; the faster one
 is the baseline), `zlib.crc32`, a careful pure-Python entry decoder (below), a
-plain read of the same bytes (numpy sum, the physical floor), and bkcodec itself
-in process for the Spark `mapInArrow` path.
+plain read of the same bytes (numpy sum, the physical floor), bkcodec itself
+in process for the Spark `mapInArrow` path, and for Pulsar messages a careful
+pure-Python decoder on the `protobuf` package's parser and `cramjam`'s codecs
+(`benchmarks/_pulsar.py`).
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ TARGETS = {
     "decode-view-1KiB-vs-floor": Target(0.6),
     "read-entry-log-vs-floor": Target(0.7),
     "spark-map-in-arrow-vs-in-process": Target(0.5),
+    "pulsar-decode-lz4-100B-vs-python": Target(30.0),
+    "pulsar-decode-none-100B-vs-python": Target(30.0),
 }
 
 
@@ -349,6 +353,41 @@ def compare_files(run: Run) -> None:
         )
 
 
+def compare_pulsar(run: Run) -> None:
+    """`bkcodec.pulsar.decode_messages` on batch entries of 100-byte messages."""
+    import bkcodec.pulsar
+    from benchmarks import _pulsar
+
+    count, batch = (50 if run.quick else 1000), 100
+    messages = count * batch
+    for codec in ("lz4", "none"):
+        entries = _pulsar.entries(count, batch=batch, message_size=100, codec=codec)
+        column = pa.array(entries, pa.binary())
+        # Both decoders must give the same messages before either is timed.
+        check = bkcodec.pulsar.decode_messages(column)
+        if check.column("payload").to_pylist() != _pulsar.python_decode(entries)["payload"]:
+            raise AssertionError(f"the decoders disagree on the {codec} entries")
+        ours = run.seconds(lambda: bkcodec.pulsar.decode_messages(column))
+        python = run.seconds(_pulsar.python_decode, entries)
+        run.compare(
+            f"pulsar-decode-{codec}-100B-vs-python",
+            f"pulsar decode_messages {codec}, 100-byte messages in batches of 100 vs pure Python",
+            "messages/s",
+            ("bkcodec", messages / ours),
+            ("protobuf+cramjam", messages / python),
+            {"messages": messages, "ns_per_message": ours / messages * 1e9, "python_ns_per_message": python / messages * 1e9},
+        )
+        views = run.seconds(lambda: bkcodec.pulsar.decode_messages(column, payload="binary_view"))
+        run.compare(
+            f"pulsar-decode-{codec}-100B-views-vs-python",
+            f"pulsar decode_messages {codec}, binary_view payloads, vs pure Python",
+            "messages/s",
+            ("bkcodec", messages / views),
+            ("protobuf+cramjam", messages / python),
+            {"messages": messages, "ns_per_message": views / messages * 1e9},
+        )
+
+
 def compare_spark(run: Run) -> None:
     key, name = "spark-map-in-arrow-vs-in-process", "Spark mapInArrow decode vs in-process, per core"
     if run.quick or not run.spark:
@@ -427,6 +466,8 @@ def compare_spark(run: Run) -> None:
 def human(value: float, unit: str) -> str:
     if unit == "entries/s":
         return f"{value / 1e6:.3g} M entries/s ({1e9 / value:.3g} ns/entry)"
+    if unit == "messages/s":
+        return f"{value / 1e6:.3g} M messages/s ({1e9 / value:.3g} ns/message)"
     return f"{value:.3g} {unit}"
 
 
@@ -480,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
 
     run = Run(args.quick, args.spark, emit=(lambda r: None) if args.json else print_line)
     started = time.perf_counter()
-    for section in (compare_checksums, compare_decode_entries, compare_files, compare_spark):
+    for section in (compare_checksums, compare_decode_entries, compare_files, compare_pulsar, compare_spark):
         section(run)
     elapsed = time.perf_counter() - started
 

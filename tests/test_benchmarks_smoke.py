@@ -130,6 +130,27 @@ def test_python_decoder_rejects_malformed_entries(entry, message):
         compare.python_decode_crc32c([entry])
 
 
+@pytest.mark.parametrize("codec", ["lz4", "none"])
+def test_pulsar_python_decoder_agrees_with_decode_messages(codec):
+    import pyarrow as pa
+
+    import bkcodec.pulsar
+
+    pulsar_work = importlib.import_module("benchmarks._pulsar")
+    entries = pulsar_work.entries(3, batch=7, codec=codec)
+    ours = bkcodec.pulsar.decode_messages(pa.array(entries)).to_pydict()
+    theirs = pulsar_work.python_decode(entries)
+    for name, values in theirs.items():
+        if name in ("publish_time", "event_time"):
+            values = [None if v is None else v for v in values]
+            ours_values = [None if v is None else int(v.timestamp() * 1000) for v in ours[name]]
+        elif name == "properties":
+            ours_values = [list(v) if v is not None else None for v in ours[name]]
+        else:
+            ours_values = ours[name]
+        assert values == ours_values, name
+
+
 def test_memory_read_reads_every_word(tmp_path):
     data = bytes(range(256)) * 64
     expected = sum(int.from_bytes(data[i : i + 8], "little") for i in range(0, len(data), 8)) % 2**64

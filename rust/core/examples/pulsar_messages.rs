@@ -1,7 +1,7 @@
 //! Times the Pulsar message decoder on batch entries in memory: 100-byte messages
 //! in batches of 100, uncompressed and LZ4, and prints ns per message.
 //!
-//!     cargo run --release -p bkcodec-core --example pulsar_messages [entries]
+//!     cargo run --release -p bkcodec-core --example pulsar_messages [entries] [passes] [none|lz4]
 
 use std::collections::HashMap;
 use std::hint::black_box;
@@ -39,7 +39,11 @@ fn entries(count: usize, codec: i32) -> Vec<Vec<u8>> {
 
 fn main() {
     let count: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(2000);
+    let only = std::env::args().nth(3);
     for (name, codec) in [("none", 0), ("lz4", 1)] {
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
         let data = entries(count, codec);
         let mut best = f64::MAX;
         for _ in 0..std::env::args().nth(2).and_then(|a| a.parse().ok()).unwrap_or(5) {

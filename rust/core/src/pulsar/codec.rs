@@ -6,13 +6,18 @@
 //! bytes could possibly expand to (each codec's worst-case ratio); ZLIB and ZSTD
 //! output then grows only as fast as the stream really produces it.
 //!
-//! - LZ4: a raw block (no frame, no size prefix), `lz4_flex` with bounds checks.
-//! - ZLIB: a zlib stream. Java producers drain their `Deflater` with `SYNC_FLUSH`
+//! - LZ4: a raw block (no frame, no size prefix), the C library's
+//!   `LZ4_decompress_safe` through `lz4`.
+//! - ZLIB: a zlib stream, inflated by zlib-rs through `flate2`. Java producers drain their `Deflater` with `SYNC_FLUSH`
 //!   and never call `finish()`, so their streams have no final block and no Adler-32
 //!   trailer; C++ and Go producers write complete streams. Both are accepted; the
 //!   Adler-32 is checked when the stream has one.
 //! - ZSTD: standard frames, libzstd through `zstd`.
 //! - SNAPPY: the raw format (varint length, then tags), not the framing format.
+//!
+//! Each decoder was chosen by `examples/pulsar_codec_choice.rs` (on an AMD EPYC:
+//! C LZ4 1.3 to 1.4 times `lz4_flex`, zlib-rs 1.1 to 1.6 times miniz_oxide, C zstd
+//! 3.4 to 5.5 times `ruzstd`).
 
 use flate2::{Decompress, FlushDecompress, Status};
 use zstd::zstd_safe::{DCtx, InBuffer, OutBuffer, ResetDirective};
@@ -148,9 +153,14 @@ impl Decompressor {
                 out.extend_from_slice(input);
             }
             Compression::Lz4 => {
+                // The C library counts in ints.
+                if size > i32::MAX as usize || input.len() > i32::MAX as usize {
+                    return fail(codec, format!("a block of {} bytes for {size} is beyond what LZ4 handles", input.len()));
+                }
                 // The block overwrites every byte it reports; only new room is zeroed.
                 fit(out, size);
-                match lz4_flex::block::decompress_into(input, out) {
+                // `LZ4_decompress_safe` never writes or reads outside the two buffers.
+                match lz4::block::decompress_to_buffer(input, Some(size as i32), out) {
                     Ok(n) if n == size => {}
                     Ok(n) => return fail(codec, format!("block holds {n} bytes, uncompressed_size is {size}")),
                     Err(e) => return fail(codec, format!("bad block: {e}")),
@@ -309,7 +319,7 @@ mod tests {
             let data = sample(n);
             let cases: Vec<(Compression, Vec<u8>)> = vec![
                 (Compression::None, data.clone()),
-                (Compression::Lz4, lz4_flex::block::compress(&data)),
+                (Compression::Lz4, lz4::block::compress(&data, None, false).unwrap()),
                 (Compression::Zlib, java_zlib(&data)),
                 (Compression::Zlib, complete_zlib(&data)),
                 (Compression::Zstd, zstd::bulk::compress(&data, 3).unwrap()),
@@ -330,7 +340,7 @@ mod tests {
         let data = sample(5000);
         let cases: Vec<(Compression, Vec<u8>)> = vec![
             (Compression::None, data.clone()),
-            (Compression::Lz4, lz4_flex::block::compress(&data)),
+            (Compression::Lz4, lz4::block::compress(&data, None, false).unwrap()),
             (Compression::Zlib, java_zlib(&data)),
             (Compression::Zlib, complete_zlib(&data)),
             (Compression::Zstd, zstd::bulk::compress(&data, 3).unwrap()),
@@ -368,7 +378,7 @@ mod tests {
         let mut out = Vec::new();
         let data = sample(20_000);
         let streams: Vec<(Compression, Vec<u8>)> = vec![
-            (Compression::Lz4, lz4_flex::block::compress(&data)),
+            (Compression::Lz4, lz4::block::compress(&data, None, false).unwrap()),
             (Compression::Zlib, java_zlib(&data)),
             (Compression::Zlib, complete_zlib(&data)),
             (Compression::Zstd, zstd::bulk::compress(&data, 3).unwrap()),

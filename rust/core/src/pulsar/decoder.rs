@@ -372,11 +372,23 @@ impl MessageDecoder {
             return self.chunk(ctx, entry, raw, frame, &properties, payload_at);
         }
         let entry = EntryRow { kind: Some(if md.marker_type.is_some() { kind::MARKER } else { kind::MESSAGE }), ..entry };
-        let mut scratch = std::mem::take(&mut self.scratch);
+        // Views of decompressed payloads point into a buffer of the entry's own,
+        // which the batch keeps; copies come from a scratch buffer reused.
+        let views = self.options.payload == PayloadMode::BinaryView;
+        let mut scratch = if views { Vec::new() } else { std::mem::take(&mut self.scratch) };
         let result = match self.uncompressed(md, frame.payload, payload_at, &mut scratch) {
             Err(e) => self.flag(ctx, entry, raw, e),
             Ok(in_scratch) => {
-                let payload = if in_scratch { &scratch[..] } else { frame.payload };
+                let decompressed;
+                let payload = match (in_scratch, views) {
+                    (false, _) => frame.payload,
+                    (true, false) => &scratch[..],
+                    (true, true) => {
+                        decompressed = arrow_buffer::Buffer::from_vec(std::mem::take(&mut scratch));
+                        self.builder.view_entry_buffer(&decompressed);
+                        &decompressed[..]
+                    }
+                };
                 if let Some((stored, entries)) = self.options.expected_input.take() {
                     // The first entry tells what the rest probably expands to.
                     // (At most 8 times the stored bytes: a first entry that compresses
@@ -392,7 +404,9 @@ impl MessageDecoder {
                 }
             }
         };
-        self.scratch = scratch;
+        if !views {
+            self.scratch = scratch;
+        }
         result
     }
 

@@ -384,6 +384,14 @@ impl MessageBatchBuilder {
         }
     }
 
+    /// Later payloads found in `buffer` (an entry's decompressed bytes) become views
+    /// of it too, besides the input's buffers.
+    pub fn view_entry_buffer(&mut self, buffer: &Buffer) {
+        let mut sources = self.view_sources.clone();
+        sources.push(buffer.clone());
+        self.payload.set_view_sources(&sources);
+    }
+
     /// Payload bytes appended since the last finish.
     pub fn payload_bytes(&self) -> usize {
         self.payload_bytes

@@ -79,7 +79,7 @@ pub fn java_zlib(data: &[u8]) -> Vec<u8> {
 pub fn compress(codec: i32, data: &[u8]) -> Vec<u8> {
     match codec {
         0 => data.to_vec(),
-        1 => lz4_flex::block::compress(data),
+        1 => lz4::block::compress(data, None, false).expect("lz4"),
         2 => java_zlib(data),
         3 => zstd::bulk::compress(data, 3).expect("zstd"),
         4 => snap::raw::Encoder::new().compress_vec(data).expect("snappy"),
