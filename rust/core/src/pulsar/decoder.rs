@@ -243,20 +243,28 @@ impl MessageDecoder {
     }
 
     /// One row for something that could not be read as messages, or the error.
-    fn flag(&mut self, ctx: &EntryContext<'_>, entry: EntryRow<'_>, row: MessageRow<'_>, error: Error) -> Result<()> {
+    /// `properties` holds the row's property range, if it has one.
+    fn flag(
+        &mut self,
+        ctx: &EntryContext<'_>,
+        entry: EntryRow<'_>,
+        row: MessageRow<'_>,
+        properties: &[Property<'_>],
+        error: Error,
+    ) -> Result<()> {
         if self.options.on_error == OnError::Raise {
             return Err(ctx.numbered(error));
         }
         let text = ctx.error_text(Some(&error));
         let row = MessageRow { error: text.as_deref(), ..row };
-        self.push_rows(&entry, &[row], &[], 0)
+        self.push_rows(&entry, &[row], properties, 0)
     }
 
     /// One row of bytes that are not messages (an owner's other ledger, an entry
     /// that does not parse), flagged.
     fn flag_bytes(&mut self, ctx: &EntryContext<'_>, kind: Option<&str>, checksum_ok: Option<bool>, data: &[u8], e: Error) -> Result<()> {
         let entry = EntryRow { ids: ctx.ids, topic: ctx.topic, kind, checksum_ok, ..Default::default() };
-        self.flag(ctx, entry, MessageRow { payload: Some(data), ..Default::default() }, e)
+        self.flag(ctx, entry, MessageRow { payload: Some(data), ..Default::default() }, &[], e)
     }
 
     /// Reads one entry's payload (the bytes after the BookKeeper header and digest).
@@ -377,7 +385,7 @@ impl MessageDecoder {
         let views = self.options.payload == PayloadMode::BinaryView;
         let mut scratch = if views { Vec::new() } else { std::mem::take(&mut self.scratch) };
         let result = match self.uncompressed(md, frame.payload, payload_at, &mut scratch) {
-            Err(e) => self.flag(ctx, entry, raw, e),
+            Err(e) => self.flag(ctx, entry, raw, &properties, e),
             Ok(in_scratch) => {
                 let decompressed;
                 let payload = match (in_scratch, views) {
@@ -514,7 +522,7 @@ impl MessageDecoder {
                     payload: Some(&batch[at..]),
                     ..Default::default()
                 };
-                self.flag(ctx, *entry, row, e)
+                self.flag(ctx, *entry, row, &[], e)
             }
         }
     }
@@ -533,11 +541,11 @@ impl MessageDecoder {
         let num_chunks = md.num_chunks_from_msg.unwrap_or(0);
         let entry = EntryRow { kind: Some(kind::CHUNK), ..entry };
         let (Some(uuid), Some(chunk_id)) = (md.uuid.as_deref(), md.chunk_id) else {
-            return self.flag(ctx, entry, raw, Error::corrupt(payload_at, "a chunk without its uuid or chunk_id"));
+            return self.flag(ctx, entry, raw, properties, Error::corrupt(payload_at, "a chunk without its uuid or chunk_id"));
         };
         if !(0..num_chunks).contains(&chunk_id) {
             let e = Error::corrupt(payload_at, format!("chunk_id {chunk_id} is outside the message's {num_chunks} chunks"));
-            return self.flag(ctx, entry, raw, e);
+            return self.flag(ctx, entry, raw, properties, e);
         }
         if !self.options.reassemble_chunks {
             return self.push_rows(&entry, &[raw], properties, frame.payload_offset - frame.metadata_offset);
@@ -569,7 +577,7 @@ impl MessageDecoder {
                     payload_at,
                     format!("chunk {chunk_id} of message {} is there twice{at}", String::from_utf8_lossy(uuid)),
                 );
-                self.flag(ctx, entry, MessageRow { payload: Some(&chunk.data), ..raw }, e)
+                self.flag(ctx, entry, MessageRow { payload: Some(&chunk.data), ..raw }, properties, e)
             }
         }
     }
@@ -608,11 +616,11 @@ impl MessageDecoder {
         };
         if let Some(total) = md.total_chunk_msg_size.filter(|&t| t as i64 != stored.len() as i64) {
             let e = Error::corrupt(0, format!("chunks hold {} bytes, total_chunk_msg_size is {total}", stored.len()));
-            return self.flag(&ctx, entry, MessageRow { payload: Some(&stored), ..row }, e);
+            return self.flag(&ctx, entry, MessageRow { payload: Some(&stored), ..row }, &properties, e);
         }
         let mut scratch = std::mem::take(&mut self.scratch);
         let result = match self.uncompressed(md, &stored, 0, &mut scratch) {
-            Err(e) => self.flag(&ctx, entry, MessageRow { payload: Some(&stored), ..row }, e),
+            Err(e) => self.flag(&ctx, entry, MessageRow { payload: Some(&stored), ..row }, &properties, e),
             Ok(in_scratch) => {
                 let payload = if in_scratch { &scratch[..] } else { &stored[..] };
                 self.push_rows(&entry, &[MessageRow { payload: Some(payload), ..row }], &properties, 0)

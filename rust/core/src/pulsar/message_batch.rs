@@ -463,7 +463,7 @@ impl MessageBatchBuilder {
                 self.partition_key_b64.push(s.partition_key.map(|_| s.partition_key_b64_encoded.unwrap_or(false)));
                 self.ordering_key.push_binary_n(s.ordering_key, 1);
                 let (start, end) = s.properties;
-                self.properties.push(Some(properties[start..end].iter().copied()));
+                self.properties.push(Some(properties.get(start..end).unwrap_or_default().iter().copied()));
                 self.null_value.push(Some(s.null_value.unwrap_or(false)));
                 self.null_partition_key.push(Some(s.null_partition_key.unwrap_or(false)));
                 self.compacted_out.push(m.batch_index.map(|_| s.compacted_out.unwrap_or(false)));

@@ -248,6 +248,20 @@ fn wrong_and_impossible_uncompressed_sizes() {
 }
 
 #[test]
+fn a_flagged_message_keeps_its_own_metadata() {
+    // A non-batched message whose payload does not decompress: flagged, with its
+    // properties and key (found by fuzzing: the row once lost its property list).
+    let mut md = compressed(metadata("p", 0, 1), 1, 999);
+    md.properties = vec![property("k", "v")];
+    md.partition_key = Some(b"key".to_vec());
+    let b = decode(&[entry(&md, b"\x00\x01", true, None)]);
+    assert!(errors(&b)[0].is_some());
+    assert_eq!(strs(&b, "partition_key"), [Some("key".into())]);
+    let props = b.column_by_name("properties").unwrap().as_map();
+    assert_eq!(props.value_length(0), 1);
+}
+
+#[test]
 fn damage_inside_a_batch_keeps_the_messages_before_it() {
     let mut md = metadata("p", 0, 1);
     md.num_messages_in_batch = Some(4);
