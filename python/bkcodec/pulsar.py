@@ -146,19 +146,20 @@ def _topic_url(topic: str) -> str:
     return f"persistent://{topic}"
 
 
-def ledgers_of_topic(table: Any, topic: str, *, kinds: Sequence[str] = MESSAGE_KINDS) -> set[int]:
+def ledgers_of_topic(table: Any, topic: str | None, *, kinds: Sequence[str] = MESSAGE_KINDS) -> set[int]:
     """The ledgers of ``topic`` in a ``topic_ledgers()`` table, its partitions included
-    (``my-topic`` also names ``my-topic-partition-0``, ...), of the given kinds."""
+    (``my-topic`` also names ``my-topic-partition-0``, ...), of the given kinds; with
+    ``topic=None``, those of every topic."""
     import pyarrow as pa
 
-    want = _topic_url(topic)
+    want = None if topic is None else _topic_url(topic)
     rows = pa.table(table).select(["topic", "managed_ledger", "ledger_id", "kind"]).to_pylist()
     out = set()
     for r in rows:
         if r["ledger_id"] is None or r["kind"] not in kinds:
             continue
         name = r["topic"] or ""
-        if name == want or _PARTITION.sub("", name) == want or r["managed_ledger"] == topic:
+        if want is None or name == want or _PARTITION.sub("", name) == want or r["managed_ledger"] == topic:
             out.add(r["ledger_id"])
     return out
 
