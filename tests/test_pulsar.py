@@ -339,6 +339,23 @@ def test_bad_managed_ledger_info_raises_with_the_offset():
         pulsar.decode_managed_cursor_info(b"markDeleteLedgerId: 3")
 
 
+def test_topic_ledgers_of_znodes_in_every_encoding():
+    info = [pc.LedgerInfo(5, 3, 300, 1_600_000_000_000)]
+    pairs = [
+        ("/managed-ledgers/a/b/persistent/binary", pc.managed_ledger_info(info)),
+        ("/managed-ledgers/a/b/persistent/text", pc.managed_ledger_info_text([pc.LedgerInfo(6, 3, 300, 1_600_000_000_000)])),
+        ("/managed-ledgers/a/b/persistent/zstd", pc.compressed_info("zstd", pc.managed_ledger_info([pc.LedgerInfo(7)]))),
+        ("/managed-ledgers/a/b/persistent/text/sub", pc.compressed_info("lz4", pc.managed_cursor_info(8, (6, 1)))),
+    ]
+    t = pulsar.topic_ledgers(pairs)
+    assert rows(t, "topic", "ledger_id", "kind", "cursor", "entries", "error") == [
+        ("persistent://a/b/binary", 5, "messages", None, 3, None),
+        ("persistent://a/b/text", 6, "messages", None, 3, None),
+        ("persistent://a/b/zstd", 7, "messages", None, 0, None),
+        ("persistent://a/b/text", 8, "cursor", "sub", None, None),
+    ]
+
+
 @pytest.fixture(scope="module")
 def bookie(tmp_path_factory):
     return pc.make_pulsar_bookie(tmp_path_factory.mktemp("pulsar") / "bookie")
