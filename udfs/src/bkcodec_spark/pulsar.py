@@ -1,7 +1,10 @@
 """Apache Pulsar messages out of entry rows, with `DataFrame.mapInArrow`.
 
-    entries = spark.read.format("bookkeeper").load("/data/bookie")   # or any frame with
-    messages = decode_messages(entries, ledger_owners=owners)        # ledger_id, entry_id, payload
+    entries = spark.read.format("bookkeeper").load("/data/bookie/ledgers/current/*.log")
+    owners = bkcodec.pulsar.topic_ledgers("zk-dump/")   # which ledgers hold which topic
+    messages = decode_messages(entries, ledger_owners=owners)
+
+`entries` is any frame with `payload` (binary) and, ideally, `ledger_id` and `entry_id`.
 
 Each Spark partition gets one `bkcodec.pulsar.MessageDecoder`, so chunks of a message
 found in one partition are put back together and an entry read twice there (entry log
