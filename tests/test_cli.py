@@ -14,6 +14,7 @@ import contextlib
 import io
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -673,3 +674,21 @@ def test_dump_reads_index_files(sample):
 def test_metadata_dir_without_ledger_names_says_what_it_skipped(sample, tmp_path):
     (tmp_path / "ledger-1.json").write_bytes(b"x")
     assert_one_line_error(run_cli("verify", sample.root, "--metadata", tmp_path), "ledger-1.json", "skipped")
+
+
+def test_demo_try_lines_run_in_a_fresh_shell(tmp_path):
+    """The commands the demo suggests work without the virtualenv activated."""
+    script = Path(sys.executable).with_name("bkcodec")
+    if not script.exists():
+        pytest.skip(f"no console script next to {sys.executable} (not installed from the wheel)")
+    bin_dir = str(script.parent)
+    env = dict(os.environ, PATH=os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep) if d != bin_dir))
+    env.pop("VIRTUAL_ENV", None)
+    r = subprocess.run([str(script), "demo", "--dir", tmp_path / "demo", "--keep"], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    suggested = lines[lines.index("try:") + 1 :]
+    assert len(suggested) == 3
+    for line in suggested:
+        done = subprocess.run(shlex.split(line), capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 0, (line, done.stderr)
