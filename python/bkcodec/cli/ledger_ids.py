@@ -1,20 +1,19 @@
-"""`bkcodec ledger-id`: (scope, id) <-> qualified name <-> UUID, and the index path."""
+"""`bkcodec ledger-id`: (scope, id) <-> qualified name <-> UUID, the index path and the metadata paths."""
 
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 from typing import Any
 
 from .. import LedgerId, ledger_znode_path
 from .errors import EXIT_OK, CliError
 from .output import Output
+from .ranges import QUALIFIED_NAME
 
 _I64 = (-(2**63), 2**63 - 1)
 # Every ledger-manager layout, in the order BookKeeper introduced them.
 ZNODE_LAYOUTS = ("flat", "hierarchical", "legacy_hierarchical", "long_hierarchical", "etcd")
-_NAME = re.compile(r"^[0-9a-fA-F]{32}$|^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")
 
 
 def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -55,7 +54,7 @@ def _int64(text: str) -> int:
 def parse_ledger_id(text: str, scope: int = 0) -> LedgerId:
     """A ledger id from a qualified name, a UUID, or a 64-bit id (decimal or 0x-hex)."""
     text = text.strip()
-    if _NAME.match(text):
+    if QUALIFIED_NAME.match(text):
         return LedgerId.from_qualified_name(text)
     try:
         return LedgerId(scope, _int64(text))

@@ -1,4 +1,5 @@
-"""Range arguments: `3`, `10:20` (20 excluded), `:20`, `10:`, and comma lists of them."""
+"""Range arguments: `3`, `10:20` (20 excluded), `:20`, `10:`, and comma lists of them;
+for `--ledger` also qualified names and UUIDs."""
 
 from __future__ import annotations
 
@@ -75,7 +76,7 @@ def mask(column, spans: tuple[Span, ...]):
 
 
 # A 32-hex-digit qualified name or a UUID names one ledger with its scope.
-_QUALIFIED = re.compile(r"^[0-9a-fA-F]{32}$|^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")
+QUALIFIED_NAME = re.compile(r"^[0-9a-fA-F]{32}$|^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")
 
 
 @dataclass(frozen=True)
@@ -129,11 +130,11 @@ def parse_ledger_selection(text: str) -> LedgerSelection:
     qualified: list[tuple[int, int]] = []
     for part in text.split(","):
         part = part.strip()
-        if _QUALIFIED.match(part):
+        if QUALIFIED_NAME.match(part):
             from .. import LedgerId
 
             lid = LedgerId.from_qualified_name(part)
             qualified.append((lid.scope_id, lid.ledger_id))
         else:
-            spans.extend(parse_spans(part) if part else parse_spans(text))  # parse_spans names an empty part
+            spans.extend(parse_spans(part or text))  # an empty part: parse_spans says so, quoting the whole
     return LedgerSelection(tuple(spans), tuple(qualified))
