@@ -671,6 +671,18 @@ def test_dump_reads_index_files(sample):
     assert_one_line_error(run_cli("dump", idx, "--offset", "0:100"), "index files")
 
 
+def test_dump_goes_on_past_an_unreadable_file(sample, tmp_path):
+    current = tmp_path / "ledgers" / "current"
+    shutil.copytree(sample.ledger_dir / "current", current)
+    (current / "0" / "1" / "1.idx").write_bytes(b"\x00\x01" * 50)  # no BKLE signature
+    rows = [json.loads(x) for x in run_cli("dump", tmp_path, "--json", "--payload", "none").stdout.splitlines()]
+    wrecked = [x for x in rows if x["file"].endswith("1.idx")]
+    assert len(wrecked) == 1 and "index signature" in wrecked[0]["error"] and wrecked[0]["offset"] == 0
+    assert {Path(x["file"]).name for x in rows} >= {"0.log", "1.log", "2.idx", "4.idx"}
+    r = run_cli("dump", current / "0" / "1" / "1.idx")
+    assert r.returncode == 0 and r.stdout.startswith("error: corrupt: index signature")
+
+
 def test_metadata_dir_without_ledger_names_says_what_it_skipped(sample, tmp_path):
     (tmp_path / "ledger-1.json").write_bytes(b"x")
     assert_one_line_error(run_cli("verify", sample.root, "--metadata", tmp_path), "ledger-1.json", "skipped")

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from .. import BookKeeperFormatError
 from .discover import ENTRY_LOG, INDEX, JOURNAL, BookieFile, find_bookie_files
 from .errors import EXIT_OK, CliError
 from .output import Output, encode_payload, to_json
@@ -213,24 +214,39 @@ def run(args: argparse.Namespace, out: Output) -> int:
             if not out.json_mode and len(files) > 1:
                 out.stdout.write(f"\n==> {f.path} <==\n")
                 table.columns = None
-            if f.kind == INDEX:
-                batches = _index_batches(f, task, base)
-            else:
-                payload = "none" if args.payload == "none" else "binary"
-                reader = open_reader(f, digests, verify=not args.no_verify, payload=payload, start=start, end=end)
-                batches = batches_with_progress(reader, task, base)
-            for batch in batches:
-                batch = _filter(batch, args)
+            try:
+                if f.kind == INDEX:
+                    batches = _index_batches(f, task, base)
+                else:
+                    payload = "none" if args.payload == "none" else "binary"
+                    reader = open_reader(f, digests, verify=not args.no_verify, payload=payload, start=start, end=end)
+                    batches = batches_with_progress(reader, task, base)
+                for batch in batches:
+                    batch = _filter(batch, args)
+                    if left is not None:
+                        batch = batch.slice(0, left)
+                        left -= batch.num_rows
+                    if batch.num_rows:
+                        _print_batch(out, table, batch, str(f.path), args)
+                    if left is not None and left <= 0:
+                        break
+            except BookKeeperFormatError as err:
+                # A file unreadable as a whole (a wrecked header) is one flagged row, like
+                # damage inside a file; the files after it are still dumped.
+                _print_unreadable(out, str(f.path), err)
                 if left is not None:
-                    batch = batch.slice(0, left)
-                    left -= batch.num_rows
-                if batch.num_rows:
-                    _print_batch(out, table, batch, str(f.path), args)
-                if left is not None and left <= 0:
-                    break
+                    left -= 1
             base += file_size(f)
             task.update(completed=base)
     return EXIT_OK
+
+
+def _print_unreadable(out: Output, path: str, err: Exception) -> None:
+    message = " ".join(str(err).split())
+    if out.json_mode:
+        out.stdout.write(to_json({"file": path, "offset": getattr(err, "offset", None), "error": message}) + "\n")
+    else:
+        out.stdout.write(f"error: {message}\n")
 
 
 def _print_batch(out: Output, table: TableWriter, batch, path: str, args: argparse.Namespace) -> None:
