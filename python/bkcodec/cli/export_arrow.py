@@ -11,6 +11,7 @@ from typing import Any
 from .discover import ENTRY_LOG, JOURNAL, BookieFile, find_bookie_files
 from .errors import EXIT_OK, CliError
 from .output import Output
+from .ranges import LedgerSelection, add_ledger_option
 from .readers import (
     DigestOptions,
     add_digest_options,
@@ -32,7 +33,9 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         description="Write every entry (and journal record, and damaged span with its error) "
         "of the given files to one Parquet file (.parquet), one Arrow IPC file (.arrow, "
         ".feather), or with --partition-by ledger a Parquet dataset directory with one "
-        "ledger_id=N/ subdirectory per ledger. Rows carry their source file in a `file` column.",
+        "ledger_id=N/ subdirectory per ledger. Rows carry their source file in a `file` column. "
+        "With --ledger only those ledgers' rows are written, and the damaged spans whose "
+        "ledger cannot be told (they may hold them).",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="entry logs, journals, or bookie directories")
     p.add_argument("--to", required=True, type=Path, metavar="OUT", help="out.parquet, out.arrow, or a directory")
@@ -44,6 +47,7 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
     p.add_argument("--payload", choices=("binary", "none"), default="binary", help="keep payloads (default) or leave them out")
     p.add_argument("--no-verify", action="store_true", help="do not check digests (digest_ok is then null)")
     p.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
+    add_ledger_option(p)
     add_digest_options(p)
     p.set_defaults(run=run)
 
@@ -131,7 +135,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     digests = digest_options(args)
     _prepare_target(args.to, args.overwrite)
     result = export_files(
-        files, digests, args.to, fmt, out, payload=args.payload, verify=not args.no_verify
+        files, digests, args.to, fmt, out, payload=args.payload, verify=not args.no_verify, ledgers=args.ledger
     )
     if out.json_mode:
         out.json(result)
@@ -149,8 +153,11 @@ def export_files(
     *,
     payload: str = "binary",
     verify: bool = True,
+    ledgers: LedgerSelection | None = None,
 ) -> dict[str, Any]:
-    """Writes the files' rows to `target` as `fmt` (parquet, arrow, parquet-dataset)."""
+    """Writes the files' rows (of the selected ledgers) to `target` as `fmt` (parquet,
+    arrow, parquet-dataset)."""
+
 
     def reader_of(f: BookieFile):
         return open_reader(f, digests, verify=verify, payload=payload)
@@ -168,6 +175,7 @@ def export_files(
             base = 0
             for f in files:
                 for batch in batches_with_progress(reader_of(f), task, base):
+                    batch = batch if ledgers is None else ledgers.rows_with_unknown(batch)
                     counts["rows"] += batch.num_rows
                     if batch.num_rows:
                         counts["damaged"] += pc.sum(pc.is_valid(batch.column("error"))).as_py() or 0
