@@ -34,6 +34,9 @@ mod journal;
 mod last_mark;
 mod record_batch_reader;
 
+// Bookies as a whole: layout, cookies, DbLedgerStorage index layouts.
+mod bookie;
+
 #[pymodule]
 fn _bkcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
@@ -52,5 +55,6 @@ fn _bkcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     journal::register(m)?;
     index_file::register(m)?;
     last_mark::register(m)?;
+    bookie::register(m)?;
     Ok(())
 }

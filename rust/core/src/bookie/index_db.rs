@@ -191,6 +191,11 @@ impl LedgerData {
         Ok(data)
     }
 
+    /// The value's bytes, as protobuf-java writes them (fields in number order).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.encode_to_vec()
+    }
+
     /// What a bookie writes for a ledger (`setMasterKey`, then `setFenced` ...).
     pub fn new(master_key: &[u8], fenced: bool) -> LedgerData {
         LedgerData { exists: Some(true), fenced: Some(fenced), master_key: Some(master_key.to_vec()), explicit_lac: None, limbo: None }

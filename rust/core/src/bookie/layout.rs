@@ -355,6 +355,18 @@ fn bookie_dir(path: &Path, levels: usize) -> PathBuf {
     path.parent().map_or_else(PathBuf::new, Path::to_path_buf)
 }
 
+/// The bookie directory (journal, ledger or index directory) a file belongs to.
+pub fn bookie_dir_of(file: &BookieFile) -> PathBuf {
+    let levels = match file.kind {
+        FileKind::Index { scope_id: 0, .. } => 3,
+        FileKind::Index { .. } => 5,
+        FileKind::RocksDb { .. } => 1,
+        FileKind::RocksDbFile { .. } => 2,
+        _ => 1,
+    };
+    bookie_dir(&file.path, levels)
+}
+
 /// How many trailing path components `found` shares with `named` (a path as the
 /// cookie spells it, on the machine that wrote it).
 fn suffix_match(found: &Path, named: &str) -> usize {
@@ -451,17 +463,17 @@ pub fn discover(root: &Path) -> Result<BookieLayout> {
     for f in &files {
         match f.kind {
             FileKind::Journal { .. } => {
-                journal_dirs.insert(bookie_dir(&f.path, 1));
+                journal_dirs.insert(bookie_dir_of(f));
             }
             FileKind::EntryLog { .. } | FileKind::LastId => {
-                ledger_dirs.insert(bookie_dir(&f.path, 1));
+                ledger_dirs.insert(bookie_dir_of(f));
             }
             FileKind::LastMark | FileKind::BookieStatus => {
-                weak_ledger_dirs.insert(bookie_dir(&f.path, 1));
+                weak_ledger_dirs.insert(bookie_dir_of(f));
             }
-            FileKind::Index { scope_id, .. } => {
+            FileKind::Index { .. } => {
                 idx_files += 1;
-                index_dirs.insert(bookie_dir(&f.path, if scope_id == 0 { 3 } else { 5 }));
+                index_dirs.insert(bookie_dir_of(f));
             }
             FileKind::Cookie => {
                 let cookie = fs::read(&f.path)
@@ -470,7 +482,7 @@ pub fn discover(root: &Path) -> Result<BookieLayout> {
                 if let Err(e) = &cookie {
                     notes.push(format!("{}: cookie not read ({e})", f.path.display()));
                 }
-                cookies.push(CookieFile { path: f.path.clone(), dir: bookie_dir(&f.path, 1), cookie });
+                cookies.push(CookieFile { path: f.path.clone(), dir: bookie_dir_of(f), cookie });
             }
             _ => {}
         }
