@@ -33,7 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Inspect, verify, dump and export Apache BookKeeper bookie files "
-        "(entry logs, journals, index files, lastMark, lastId).",
+        "(entry logs, journals, index files, lastMark, lastId) and DbLedgerStorage's "
+        "RocksDB indexes.",
         epilog="Exit codes: 0 clean, 1 damage found, 2 usage or I/O error.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
@@ -45,9 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _command_modules() -> list:
-    from . import demo, dump_entries, export_arrow, inspect_files, verify_digests
+    from . import demo, dump_entries, export_arrow, inspect_files, rebuild_index, verify_digests
 
-    return [inspect_files, verify_digests, dump_entries, export_arrow, demo]
+    return [inspect_files, verify_digests, dump_entries, export_arrow, rebuild_index, demo]
 
 
 def _version() -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .discover import ENTRY_LOG, INDEX, JOURNAL, LAST_ID, LAST_MARK, BookieFile, find_bookie_files
+from .discover import ENTRY_LOG, INDEX, JOURNAL, LAST_ID, LAST_MARK, BookieFile, discover
 from .errors import EXIT_DAMAGE, EXIT_OK
 from .output import Output
 from .readers import (
@@ -17,6 +17,7 @@ from .readers import (
     open_reader,
     progress_over,
 )
+from .index_check import IndexReport, ScannedEntries, check_layouts
 from .scan_stats import FileTally
 
 
@@ -33,8 +34,11 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         help="check every entry's digest and every file's structure; exit 1 on damage",
         description="Check every digest of every entry in entry logs and journals, the "
         "framing of every record, and the headers of index, lastMark and lastId files. "
-        "Prints a summary and each failure with file, offset, ledger and entry. "
-        "Exit codes: 0 clean, 1 damage found, 2 usage or I/O error.",
+        "In a bookie directory, also check its index (DbLedgerStorage's RocksDB "
+        "databases, or .idx files) against the entry logs: every indexed entry must be "
+        "at its location; entries the index does not know are listed as unindexed "
+        "(informational). Prints a summary and each failure with file, offset, ledger "
+        "and entry. Exit codes: 0 clean, 1 damage found, 2 usage or I/O error.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or bookie directories")
     p.add_argument(
@@ -52,10 +56,14 @@ def _one_line(err: BaseException) -> str:
     return " ".join(str(err).split())
 
 
-def verify_scanned(f: BookieFile, digests: DigestOptions, task, base: int) -> tuple[dict[str, Any], list[dict]]:
+def verify_scanned(
+    f: BookieFile, digests: DigestOptions, task, base: int, scanned: ScannedEntries | None = None
+) -> tuple[dict[str, Any], list[dict]]:
     tally = FileTally()
     for batch in batches_with_progress(open_reader(f, digests, verify=True, payload="none"), task, base):
         tally.add_batch(batch)
+        if scanned is not None and f.kind == ENTRY_LOG:
+            scanned.add(str(f.path), batch)
     failures = []
     for e in tally.entry_errors:
         failures.append(
@@ -136,17 +144,23 @@ def _ledger_digest(digests: DigestOptions, ledger_id: int | None) -> tuple[str |
     return digests.digest_type, digests.password
 
 
-def verify_files(files: list[BookieFile], digests: DigestOptions, out: Output) -> dict[str, Any]:
-    """Checks every file; returns `clean`, `summary`, per-file reports and every failure."""
+def verify_files(
+    files: list[BookieFile], digests: DigestOptions, out: Output, layouts: list[Any] | None = None
+) -> dict[str, Any]:
+    """Checks every file, then the index of every bookie layout given; returns
+    `clean`, `summary`, per-file reports, every failure, the `index` check and the
+    `unindexed` entries (grouped by file and ledger)."""
     reports = []
     failures: list[dict[str, Any]] = []
+    layouts = [layout for layout in layouts or [] if layout.storage is not None]
+    scanned = ScannedEntries() if layouts else None
     with progress_over(out, files, "verifying") as task:
         base = 0
         for f in files:
             report: dict[str, Any] = {"path": str(f.path), "kind": f.kind, "size": file_size(f)}
             try:
                 if f.kind in (ENTRY_LOG, JOURNAL):
-                    summary, found = verify_scanned(f, digests, task, base)
+                    summary, found = verify_scanned(f, digests, task, base, scanned)
                     base += report["size"]
                     task.update(completed=base)
                 else:
@@ -169,6 +183,9 @@ def verify_files(files: list[BookieFile], digests: DigestOptions, out: Output) -
             reports.append(report)
             failures.extend({"file": str(f.path), "kind": f.kind, **x} for x in found)
 
+    index = check_layouts(layouts, scanned) if scanned is not None else None
+    if index is not None:
+        failures.extend(index.failures)
     totals = {
         "files": len(reports),
         "damaged_files": sum(1 for r in reports if r["failures"]),
@@ -179,12 +196,33 @@ def verify_files(files: list[BookieFile], digests: DigestOptions, out: Output) -
         "damaged_spans": sum(r.get("damaged_spans", 0) for r in reports),
         "failures": len(failures),
     }
-    return {"clean": not failures, "summary": totals, "files": reports, "failures": failures}
+    return {
+        "clean": not failures,
+        "summary": totals,
+        "files": reports,
+        "failures": failures,
+        "index": _index_summary(layouts, index),
+        "unindexed": index.unindexed if index is not None else [],
+    }
+
+
+def _index_summary(layouts: list[Any], index: IndexReport | None) -> dict[str, Any] | None:
+    if index is None:
+        return None
+    return {
+        "storage": sorted({layout.storage for layout in layouts}),
+        "checked": index.unchecked is None,
+        "unchecked_reason": index.unchecked,
+        "entries": index.checked,
+        "failures": len(index.failures),
+        "unindexed_entries": index.unindexed_entries,
+        "notes": index.notes,
+    }
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
-    files = find_bookie_files(args.paths)
-    result = verify_files(files, digest_options(args), out)
+    found = discover(args.paths, allow_databases=True)
+    result = verify_files(found.files, digest_options(args), out, found.layouts)
     if out.json_mode:
         out.json(result)
     else:
@@ -217,6 +255,7 @@ def print_report(out: Output, result: dict[str, Any], max_failures: int = 0) -> 
         f"{totals['failed_entries']} failed, {totals['unchecked']} unchecked; "
         f"{totals['damaged_spans']} damaged spans"
     )
+    print_index(out, result)
     if failures:
         out.line()
         out.table(
@@ -241,3 +280,30 @@ def print_report(out: Output, result: dict[str, Any], max_failures: int = 0) -> 
                 "hint: entries whose digest type could not be inferred fail; name it with "
                 "--digest-type, give --password for HMAC, or pass the ledgers' --metadata"
             )
+
+
+def print_index(out: Output, result: dict[str, Any]) -> None:
+    index = result.get("index")
+    if index is None:
+        return
+    storage = " and ".join(index["storage"])
+    if not index["checked"]:
+        out.line(f"index ({storage}): unchecked: {index['unchecked_reason']}")
+    else:
+        out.line(
+            f"index ({storage}): {index['entries']} entries checked against the entry logs, "
+            f"{index['failures']} failures; {index['unindexed_entries']} entries in the logs are not indexed"
+        )
+    for note in index["notes"]:
+        out.line(f"  note: {note}")
+    if result["unindexed"]:
+        out.line()
+        out.line("not indexed (informational: deleted ledgers await garbage collection):")
+        out.table(
+            ["file", "scope", "ledger", "entries", "entry ids", "ledger state"],
+            [
+                [u["file"], u["scope_id"], u["ledger_id"], u["entries"], f"{u['first_entry']}..{u['last_entry']}", u["ledger_state"]]
+                for u in result["unindexed"]
+            ],
+            right=("scope", "ledger", "entries"),
+        )

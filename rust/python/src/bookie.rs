@@ -26,8 +26,8 @@ use crate::buffer::BytesInput;
 use crate::errors::IntoPyResult;
 
 /// A path and what it is (see `file_kind`). Usable as a path (`os.fspath`).
-#[pyclass(module = "bkcodec", name = "BookieFile", frozen, eq)]
-#[derive(PartialEq)]
+#[pyclass(module = "bkcodec", name = "BookieFile", frozen, eq, hash)]
+#[derive(PartialEq, Eq, Hash)]
 pub struct PyBookieFile {
     #[pyo3(get)]
     path: PathBuf,
@@ -213,8 +213,8 @@ fn read_cookie(py: Python<'_>, path: PathBuf) -> PyResult<PyCookie> {
 }
 
 /// A RocksDB database found in a bookie. Usable as a path (`os.fspath`).
-#[pyclass(module = "bkcodec", name = "IndexDatabase", frozen, eq)]
-#[derive(PartialEq)]
+#[pyclass(module = "bkcodec", name = "IndexDatabase", frozen, eq, hash)]
+#[derive(PartialEq, Eq, Hash)]
 pub struct PyIndexDatabase {
     #[pyo3(get)]
     path: PathBuf,
