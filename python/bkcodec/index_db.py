@@ -46,6 +46,7 @@ from bkcodec._bkcodec import (
 )
 
 __all__ = [
+    "IndexBatchReader",
     "RocksDBUnavailableError",
     "STORAGE_FLAG_NEEDS_INTEGRITY_CHECK",
     "index_databases",
@@ -234,7 +235,74 @@ def _batches(dbs: list[Any], kind: str, batch_size: int, on_error: str) -> Itera
                     raise
 
 
-def _reader(path: str | os.PathLike[str], kind: str, batch_size: int, on_error: str) -> pa.RecordBatchReader:
+class IndexBatchReader:
+    """A lazy, once-consumable stream of `pyarrow.RecordBatch`es read from index
+    databases, with the interface of `bkcodec.RecordBatchReader`: the Arrow
+    PyCapsule stream interface (`pa.table(reader)`, polars, duckdb), iteration,
+    `read_next_batch()`, `read_all()`, `schema`, `close()`. Iterated in Python, a
+    bad key raises its typed error (`CorruptDataError`); through the C stream
+    interface pyarrow raises `ArrowInvalid` with the same message."""
+
+    def __init__(self, schema: pa.Schema, batches: Iterator[pa.RecordBatch], source: str) -> None:
+        self._schema = schema
+        self._batches: Iterator[pa.RecordBatch] | None = batches
+        self._source = source
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self._schema
+
+    @property
+    def closed(self) -> bool:
+        return self._batches is None
+
+    def _take(self) -> Iterator[pa.RecordBatch]:
+        if self._batches is None:
+            raise ValueError("the reader is closed or was consumed")
+        batches, self._batches = self._batches, None
+        return batches
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        return pa.RecordBatchReader.from_batches(self._schema, self._take()).__arrow_c_stream__(requested_schema)
+
+    def __iter__(self) -> IndexBatchReader:
+        return self
+
+    def __next__(self) -> pa.RecordBatch:
+        if self._batches is None:
+            raise StopIteration
+        try:
+            return next(self._batches)
+        except BaseException:
+            self.close()
+            raise
+
+    def read_next_batch(self) -> pa.RecordBatch:
+        return next(self)
+
+    def read_all(self) -> pa.Table:
+        return pa.Table.from_batches(list(self._take()), self._schema)
+
+    def close(self) -> None:
+        """Stops reading; the database snapshot is removed."""
+        batches, self._batches = self._batches, None
+        close = getattr(batches, "close", None)
+        if close is not None:
+            close()
+
+    def __enter__(self) -> IndexBatchReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        names = ", ".join(self._schema.names)
+        state = ", closed" if self.closed else ""
+        return f"<bkcodec.index_db.IndexBatchReader of {self._source}: {len(self._schema)} columns ({names}){state}>"
+
+
+def _reader(path: str | os.PathLike[str], kind: str, batch_size: int, on_error: str) -> IndexBatchReader:
     if batch_size <= 0:
         raise ValueError("batch_size must be positive")
     if on_error not in ("raise", "flag"):
@@ -245,12 +313,13 @@ def _reader(path: str | os.PathLike[str], kind: str, batch_size: int, on_error: 
     if not dbs:
         raise ValueError(f"{path}: no {' or '.join(roles)} database found")
     schema = location_index_schema(on_error) if kind == "location" else ledger_index_schema(on_error)
-    return pa.RecordBatchReader.from_batches(schema, _batches(dbs, kind, batch_size, on_error))
+    source = f"{len(dbs)} {kind} index database{'s' if len(dbs) > 1 else ''} at {str(path)!r}"
+    return IndexBatchReader(schema, _batches(dbs, kind, batch_size, on_error), source)
 
 
 def read_location_index(
     path: str | os.PathLike[str], *, batch_size: int = DEFAULT_BATCH_SIZE, on_error: str = "raise"
-) -> pa.RecordBatchReader:
+) -> IndexBatchReader:
     """The entry locations of a `locations` or `scoped-locations` database, or of
     every such database below a bookie root, ledger or index directory (in path
     order; each in key order), as an Arrow stream.
@@ -267,7 +336,7 @@ def read_location_index(
 
 def read_ledger_index(
     path: str | os.PathLike[str], *, batch_size: int = DEFAULT_BATCH_SIZE, on_error: str = "raise"
-) -> pa.RecordBatchReader:
+) -> IndexBatchReader:
     """The ledgers of a `ledgers` or `scoped-ledgers` database (or of every such
     database below a directory) as an Arrow stream: `scope_id`, `ledger_id`,
     `exists`, `fenced`, `master_key`, `explicit_lac` (null when absent), `limbo`

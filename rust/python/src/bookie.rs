@@ -80,8 +80,8 @@ impl From<&bookie::BookieFile> for PyBookieFile {
 
 #[pymethods]
 impl PyBookieFile {
-    fn __fspath__(&self) -> PathBuf {
-        self.path.clone()
+    fn __fspath__(&self) -> &std::ffi::OsStr {
+        self.path.as_os_str()
     }
 
     fn __repr__(&self) -> String {
@@ -229,8 +229,8 @@ pub struct PyIndexDatabase {
 
 #[pymethods]
 impl PyIndexDatabase {
-    fn __fspath__(&self) -> PathBuf {
-        self.path.clone()
+    fn __fspath__(&self) -> &std::ffi::OsStr {
+        self.path.as_os_str()
     }
 
     fn __repr__(&self) -> String {
