@@ -88,6 +88,7 @@ __all__ = [
     "decode_location_index",
     "file_kind",
     "read_cookie",
+    "_decode_index_items",
     "_encode_ledger_pair",
     "_encode_location_pairs",
 ]
@@ -910,6 +911,9 @@ def decode_location_index(
 ) -> pyarrow.RecordBatch: ...
 def decode_ledger_index(
     keys: _ByteColumn, values: _ByteColumn, *, scoped: bool = False, on_error: _OnError = "raise"
+) -> pyarrow.RecordBatch: ...
+def _decode_index_items(
+    items: list[tuple[bytes, bytes]], *, ledgers: bool, scoped: bool, on_error: _OnError
 ) -> pyarrow.RecordBatch: ...
 def _encode_location_pairs(
     scope_ids: Sequence[int], ledger_ids: Sequence[int], entry_ids: Sequence[int], locations: Sequence[int]

@@ -37,6 +37,7 @@ from bkcodec._bkcodec import (
     STORAGE_FLAGS_KEY,
     BookKeeperFormatError,
     IndexDatabase,
+    _decode_index_items,
     _encode_ledger_pair,
     _encode_location_pairs,
     bookie_layout,
@@ -217,7 +218,6 @@ def _scoped(db: Any, rdict: Any, kind: str) -> bool:
 
 
 def _batches(dbs: list[Any], kind: str, batch_size: int, on_error: str) -> Iterator[pa.RecordBatch]:
-    decode = decode_location_index if kind == "location" else decode_ledger_index
     for db in dbs:
         with IndexSnapshot(db.path) as snap:
             scoped = _scoped(db, snap.db, kind)
@@ -226,9 +226,8 @@ def _batches(dbs: list[Any], kind: str, batch_size: int, on_error: str) -> Itera
                 chunk = list(islice(items, batch_size))
                 if not chunk:
                     break
-                keys, values = zip(*chunk)
                 try:
-                    yield decode(keys, values, scoped=scoped, on_error=on_error)
+                    yield _decode_index_items(chunk, ledgers=kind == "ledger", scoped=scoped, on_error=on_error)
                 except BookKeeperFormatError as err:
                     err.path = str(db.path)
                     err.args = (f"{db.path}: {err}",)

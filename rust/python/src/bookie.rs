@@ -18,7 +18,7 @@ use bkcodec_core::{Error, LedgerId};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use pyo3_arrow::input::AnyArray;
 use pyo3_arrow::PyRecordBatch;
 
@@ -234,7 +234,8 @@ impl PyIndexDatabase {
     }
 
     fn __repr__(&self) -> String {
-        format!("IndexDatabase({:?}, role={:?})", self.path.display().to_string(), self.role)
+        let role = self.role.map_or_else(|| "None".to_string(), |r| format!("{r:?}"));
+        format!("IndexDatabase({:?}, role={role})", self.path.display().to_string())
     }
 }
 
@@ -433,13 +434,16 @@ impl<'py> ByteColumn<'py> {
     }
 }
 
+/// A core decoder of index key/value pairs.
+type PairDecoder = fn(&[Option<&[u8]>], &[Option<&[u8]>], bool, OnError) -> bkcodec_core::Result<arrow_array::RecordBatch>;
+
 fn decode_pairs<'py>(
     py: Python<'py>,
     keys: &Bound<'py, PyAny>,
     values: &Bound<'py, PyAny>,
     scoped: bool,
     on_error: &str,
-    decode: fn(&[Option<&[u8]>], &[Option<&[u8]>], bool, OnError) -> bkcodec_core::Result<arrow_array::RecordBatch>,
+    decode: PairDecoder,
 ) -> PyResult<Bound<'py, PyAny>> {
     let on_error = OnError::from_name(on_error).py_err(py)?;
     let keys = ByteColumn::extract("keys", keys)?;
@@ -479,6 +483,35 @@ fn decode_ledger_index<'py>(
     on_error: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     decode_pairs(py, keys, values, scoped, on_error, decode_ledger_pairs)
+}
+
+/// Decodes `(key, value)` pairs as a RocksDB binding's iterator yields them (a list
+/// of 2-tuples of bytes): the readers' fast path, without splitting the pairs in
+/// Python. `ledgers` picks the ledger index layout, else the location index.
+#[pyfunction]
+#[pyo3(signature = (items, *, ledgers, scoped, on_error))]
+fn _decode_index_items<'py>(
+    py: Python<'py>,
+    items: &Bound<'py, PyList>,
+    ledgers: bool,
+    scoped: bool,
+    on_error: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let on_error = OnError::from_name(on_error).py_err(py)?;
+    let mut pairs: Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> = Vec::with_capacity(items.len());
+    for item in items.iter() {
+        let pair = item.cast_into::<PyTuple>().map_err(|_| PyTypeError::new_err("items must be (key, value) tuples"))?;
+        if pair.len() != 2 {
+            return Err(PyTypeError::new_err("items must be (key, value) tuples"));
+        }
+        let bytes = |i| pair.get_item(i).and_then(|b| Ok(b.cast_into::<PyBytes>()?));
+        pairs.push((bytes(0)?, bytes(1)?));
+    }
+    let keys: Vec<Option<&[u8]>> = pairs.iter().map(|(k, _)| Some(k.as_bytes())).collect();
+    let values: Vec<Option<&[u8]>> = pairs.iter().map(|(_, v)| Some(v.as_bytes())).collect();
+    let decode: PairDecoder = if ledgers { decode_ledger_pairs } else { decode_location_pairs };
+    let batch = py.detach(|| decode(&keys, &values, scoped, on_error)).py_err(py)?;
+    PyRecordBatch::new(batch).into_pyarrow(py)
 }
 
 /// Keys and values for a location index: a 16-byte key for scope 0, 24 bytes
@@ -537,6 +570,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_cookie, m)?)?;
     m.add_function(wrap_pyfunction!(decode_location_index, m)?)?;
     m.add_function(wrap_pyfunction!(decode_ledger_index, m)?)?;
+    m.add_function(wrap_pyfunction!(_decode_index_items, m)?)?;
     m.add_function(wrap_pyfunction!(_encode_location_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(_encode_ledger_pair, m)?)?;
     m.add("STORAGE_FLAGS_KEY", PyBytes::new(m.py(), &STORAGE_FLAGS_KEY))?;
