@@ -43,6 +43,16 @@ def test_a_rocksdb_write_ahead_log_is_never_an_entry_log(tmp_path):
     assert bkcodec.file_kind(tmp_path / "ledgers/current/locations.BACKUP-2024/000004.log").role is None
 
 
+def test_commands_never_read_a_rocksdb_file_as_an_entry_log(tmp_path):
+    from test_cli import assert_one_line_error, run_cli
+
+    fake_rocksdb(tmp_path, "ledgers/current/locations")
+    wal = tmp_path / "ledgers/current/locations/000004.log"
+    for cmd in ("verify", "inspect", "dump"):
+        assert_one_line_error(run_cli(cmd, wal), "RocksDB database locations")
+    assert_one_line_error(run_cli("dump", wal.parent), "is a RocksDB database")
+
+
 def test_kinds_and_ids(tmp_path):
     cases = {
         "ledgers/current/1a.log": ("entry_log", dict(log_id=0x1A)),

@@ -181,6 +181,8 @@ def test_without_rocksdict(monkeypatch, bookie):
     dbs = cli_json("inspect", bookie.root)["bookies"][0]["databases"]
     assert all("bkcodec[rocksdb]" in d["unchecked"] for d in dbs if d["role"] != "metadata-cache")
     assert cli("rebuild-index", bookie.root, "--to", bookie.root.parent / "never", expect=2)[2].count("bkcodec[rocksdb]") == 1
+    code, out, err = cli("dump", bookie.root, "--ledger", "2", "--entry", "0", "--json")
+    assert "reading every file instead" in err and json.loads(out)["ledger_id"] == 2
 
 
 def test_decoding_keys_and_values():
@@ -251,6 +253,18 @@ def test_verify_an_index_entry_that_points_at_nothing(bookie, tmp_path):
     assert missing["file"] == str(copy / "ledgers0" / "current" / "0.log") and missing["offset"] == (loc_2_0 & 0xFFFFFFFF) + 3
     code, text, _ = cli("verify", copy, expect=1)
     assert "index_no_entry" in text and " 99 " in text and "7.log" in text
+
+
+def test_an_index_database_rocksdb_cannot_open(bookie, tmp_path):
+    copy = tmp_path / "bookie"
+    shutil.copytree(bookie.root, copy, symlinks=True)
+    for sst in (copy / "index0" / "current" / "locations").glob("*.sst"):
+        sst.write_bytes(b"\0" * 64)
+    report = cli_json("verify", copy, expect=1)
+    assert [x["problem"] for x in report["failures"]] == ["index_database"]
+    assert report["failures"][0]["file"] == str(copy / "index0")
+    inspected = cli_json("inspect", copy)["bookies"][0]["databases"]
+    assert "error" in next(d for d in inspected if d["path"].endswith("index0/current/locations"))
 
 
 def test_inspect_shows_storage_cookie_and_counts(bookie):

@@ -92,6 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             text = f"{path}: {text}"
         return _error(text)
     except Exception as err:
+        from ..index_db import RocksDBUnavailableError
+
+        if isinstance(err, RocksDBUnavailableError):  # an optional extra is missing: say which
+            return _error(str(err))
         if os.environ.get("BKCODEC_DEBUG"):
             raise
         return _error(f"internal error: {type(err).__name__}: {err} (set BKCODEC_DEBUG=1 for a traceback)")

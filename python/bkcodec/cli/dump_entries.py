@@ -175,7 +175,12 @@ def run(args: argparse.Namespace, out: Output) -> int:
     if args.ledger and not args.scan and args.offset is None and all(Path(p).is_dir() for p in args.paths):
         found = discover(args.paths, kinds=(ENTRY_LOG,), allow_databases=True)
         if found.layouts and all(layout.storage is not None for layout in found.layouts):
-            return run_indexed(args, out, found)
+            from ..index_db import RocksDBUnavailableError
+
+            try:
+                return run_indexed(args, out, found)
+            except RocksDBUnavailableError as err:
+                print(f"bkcodec: {err}; reading every file instead", file=sys.stderr)
     files = find_bookie_files(args.paths, kinds=(ENTRY_LOG, JOURNAL))
     digests = digest_options(args)
     start = args.offset.start if args.offset else None

@@ -16,8 +16,9 @@ from typing import Any
 
 from ..index_db import LEDGER_ROLES, LOCATION_ROLES, RocksDBUnavailableError
 
-# What the entry scan keeps of each entry, for the join with the index.
-SCANNED_COLUMNS = ("location", "offset", "scope_id", "ledger_id", "entry_id")
+# What the entry scan keeps of each entry, for the join with the index (and
+# `file_id`, the entry log's number in ScannedEntries.paths).
+SCANNED_COLUMNS = ("location", "scope_id", "ledger_id", "entry_id")
 
 
 @dataclass
@@ -164,11 +165,12 @@ def _rows(table: Any) -> Iterator[dict[str, Any]]:
         yield from batch.to_pylist()
 
 
-def check_unit(unit: IndexUnit, scanned: Any, report: IndexReport) -> None:
+def check_unit(unit: IndexUnit, scanned: Any, paths: list[str], report: IndexReport) -> None:
     """Joins a unit's index with the entries scanned from its entry logs.
 
-    `scanned`: SCANNED_COLUMNS plus `file` (the entry log's path) for every entry
-    the scan framed, whatever its digest said (the file check reports digests).
+    `scanned`: SCANNED_COLUMNS plus `file_id` (the entry log's index in `paths`)
+    for every entry the scan framed, whatever its digest said (the file check
+    reports digests).
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -233,7 +235,7 @@ def check_unit(unit: IndexUnit, scanned: Any, report: IndexReport) -> None:
     for r in _rows(here.filter(differ)):
         report.failures.append(
             _failure(
-                r["s_file"],
+                paths[r["s_file_id"]],
                 r,
                 "index_wrong_entry",
                 f"ledger {r['ledger_id']} entry {r['entry_id']}: offset {r['offset']} holds "
@@ -268,13 +270,13 @@ def check_unit(unit: IndexUnit, scanned: Any, report: IndexReport) -> None:
     unindexed = unindexed.set_column(
         unindexed.column_names.index("state"), "state", pc.if_else(copy, "indexed elsewhere", unindexed.column("state"))
     )
-    groups = unindexed.group_by(["file", "scope_id", "ledger_id", "state"]).aggregate(
+    groups = unindexed.group_by(["file_id", "scope_id", "ledger_id", "state"]).aggregate(
         [("entry_id", "count"), ("entry_id", "min"), ("entry_id", "max")]
     )
-    for g in sorted(groups.to_pylist(), key=lambda g: (g["file"], g["scope_id"], g["ledger_id"], g["state"])):
+    for g in sorted(groups.to_pylist(), key=lambda g: (paths[g["file_id"]], g["scope_id"], g["ledger_id"], g["state"])):
         report.unindexed.append(
             {
-                "file": g["file"],
+                "file": paths[g["file_id"]],
                 "scope_id": g["scope_id"],
                 "ledger_id": g["ledger_id"],
                 "entries": g["entry_id_count"],
@@ -286,10 +288,12 @@ def check_unit(unit: IndexUnit, scanned: Any, report: IndexReport) -> None:
 
 
 class ScannedEntries:
-    """What the file check's entry-log scan keeps for the index check: a few int
-    columns per framed entry (about 40 bytes each)."""
+    """What the file check's entry-log scan keeps for the index check: four int64
+    columns and a file number per framed entry (36 bytes each)."""
 
     def __init__(self) -> None:
+        self.paths: list[str] = []
+        self.ids: dict[str, int] = {}
         self.tables: dict[str, list[Any]] = {}
 
     def add(self, path: str, batch: Any) -> None:
@@ -298,18 +302,22 @@ class ScannedEntries:
 
         if batch.num_rows == 0:
             return
+        if path not in self.tables:
+            self.tables[path] = []
+            self.ids[path] = len(self.paths)
+            self.paths.append(path)
         keep = pc.and_(pc.is_valid(batch.column("location")), pc.is_valid(batch.column("ledger_id")))
         keep = pc.and_(keep, pc.is_valid(batch.column("entry_id")))
         t = pa.Table.from_batches([batch.select(list(SCANNED_COLUMNS))]).filter(keep)
-        t = t.append_column("file", pa.array([path] * t.num_rows, pa.string()))
-        self.tables.setdefault(path, []).append(t)
+        t = t.append_column("file_id", pa.repeat(pa.scalar(self.ids[path], pa.int32()), t.num_rows))
+        self.tables[path].append(t)
 
     def of(self, unit: IndexUnit) -> Any:
         import pyarrow as pa
 
         parts = [t for f in unit.logs.values() for t in self.tables.get(str(f.path), [])]
         if not parts:
-            schema = pa.schema([(c, pa.int64()) for c in SCANNED_COLUMNS] + [("file", pa.string())])
+            schema = pa.schema([(c, pa.int64()) for c in SCANNED_COLUMNS] + [("file_id", pa.int32())])
             return schema.empty_table()
         return pa.concat_tables(parts)
 
@@ -326,7 +334,12 @@ def check_layouts(layouts: list[Any], scanned: ScannedEntries) -> IndexReport:
         return report
     for unit in units:
         try:
-            check_unit(unit, scanned.of(unit), report)
+            check_unit(unit, scanned.of(unit), scanned.paths, report)
         except RocksDBUnavailableError as err:
             report.unchecked = str(err)
+        except (OSError, ValueError) as err:
+            # An index database RocksDB cannot open (or that is not one): a finding.
+            report.failures.append(
+                _failure(unit.label, {}, "index_database", " ".join(str(err).split()), unit.label)
+            )
     return report

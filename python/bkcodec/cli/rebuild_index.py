@@ -148,6 +148,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
 
 
 def rebuild(plan: list[tuple[Path, list[Any], Path, list[Any]]], out: Output, *, all_ledgers: bool) -> dict[str, Any]:
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     from .. import _bkcodec, index_db, read_entry_log
@@ -159,6 +160,7 @@ def rebuild(plan: list[tuple[Path, list[Any], Path, list[Any]]], out: Output, *,
         base = 0
         for ledger_dir, logs, target, ledger_dbs in plan:
             active = None if all_ledgers else _active_ledgers(ledger_dbs)
+            active_unscoped = pa.array(sorted(lid for scope, lid in active or () if scope == 0), pa.int64())
             if active is None and not all_ledgers:
                 notes.append(f"{ledger_dir}: no ledgers database found; every ledger's entries are indexed")
             target.mkdir(parents=True, exist_ok=True)
@@ -171,24 +173,29 @@ def rebuild(plan: list[tuple[Path, list[Any], Path, list[Any]]], out: Output, *,
                     for batch in batches_with_progress(reader, task, base):
                         keep = pc.and_(pc.is_valid(batch.column("location")), pc.is_valid(batch.column("ledger_id")))
                         keep = pc.and_(keep, pc.is_valid(batch.column("entry_id")))
-                        rows = batch.filter(keep).select(["scope_id", "ledger_id", "entry_id", "location"]).to_pydict()
-                        scope = [s or 0 for s in rows["scope_id"]]
+                        rows = batch.filter(keep).select(["scope_id", "ledger_id", "entry_id", "location"])
+                        rows = rows.set_column(0, "scope_id", pc.fill_null(rows.column("scope_id"), 0))
                         for scoped in (False, True):
-                            pick = [i for i, s in enumerate(scope) if (s != 0) == scoped]
-                            if active is not None:
-                                kept = [i for i in pick if (scope[i], rows["ledger_id"][i]) in active]
-                                skipped += len(pick) - len(kept)
-                                pick = kept
-                            if not pick:
+                            is_scoped = pc.not_equal(rows.column("scope_id"), 0)
+                            part = rows.filter(is_scoped if scoped else pc.invert(is_scoped))
+                            if active is not None and part.num_rows:
+                                if scoped:
+                                    pairs = zip(part.column("scope_id").to_pylist(), part.column("ledger_id").to_pylist())
+                                    listed = pa.array([p in active for p in pairs], pa.bool_())
+                                else:
+                                    listed = pc.is_in(part.column("ledger_id"), value_set=active_unscoped)
+                                skipped += part.num_rows - (pc.sum(listed).as_py() or 0)
+                                part = part.filter(listed)
+                            if not part.num_rows:
                                 continue
-                            cols = [[scope[i] for i in pick]] + [[rows[c][i] for i in pick] for c in ("ledger_id", "entry_id", "location")]
+                            cols = [part.column(c).to_pylist() for c in ("scope_id", "ledger_id", "entry_id", "location")]
                             keys, values = _bkcodec._encode_location_pairs(*cols)
                             if scoped not in writers:
                                 role = "scoped-locations" if scoped else "locations"
                                 writers[scoped] = index_db._Writer(target / role, role, flush=True)
                             for k, v in zip(keys, values):
                                 writers[scoped].put(k, v)
-                            counts[scoped][0] += len(pick)
+                            counts[scoped][0] += part.num_rows
                             counts[scoped][1].update(zip(cols[0], cols[1]))
                     base += log.path.stat().st_size
                     task.update(completed=base)
