@@ -26,17 +26,19 @@ Options (all strings, as Spark passes them; any other option is refused):
   logs and journals are read in byte ranges of it, in parallel.
 - `minPartitions`: at least this many partitions when there is enough to read
   (default: the driver's CPU count), so small reads still use every core.
+- `ledgerId`, `entryId`, `scopeId`, `logId`, `journalId`, `offset`: row filters in the
+  command line's range syntax (`7`, `10:20` with 20 excluded, `:20`, `100:`, comma
+  lists). Only matching rows reach Spark, and files and byte ranges that cannot hold
+  any are not read (see `bkcodec_spark.planning`).
 
 Rows are the bkcodec reader's, after a `file` column naming the file. A file that
 cannot be read at all (gone, not a bookie file, a zero-length entry log) becomes one
 row with `error` set rather than a failed job, and damage inside a file becomes
 flagged rows where bkcodec's scan finds it.
 
-Filters on `file`, `log_id`, `journal_id`, `ledger_id`, `offset` and other plain
-columns are applied by the reader when Spark pushes them
-(`spark.sql.python.filterPushdown.enabled=true`): whole files and byte ranges that
-cannot match are not read (see `bkcodec_spark.planning`), and only matching rows are
-sent to Spark.
+`where` filters Spark pushes (`spark.sql.python.filterPushdown.enabled`) are taken
+the same way only on Spark versions that keep a pushed read to its own query (see
+`pushdown_is_safe`); elsewhere Spark applies them itself.
 """
 
 from __future__ import annotations
