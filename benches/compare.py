@@ -19,6 +19,7 @@ rows for the `bookkeeper` data source.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -429,21 +430,19 @@ def compare_spark_source(run: Run) -> None:
     one local session: a storage-report groupBy, a one-ledger filter, and many small
     files against one file holding the same entries."""
     key, name = "spark-source-groupby-vs-parquet", "Spark bookkeeper source groupBy(ledger) vs Parquet"
+    one_key, one_name = "spark-source-one-ledger-vs-parquet", "Spark bookkeeper source, one ledger vs Parquet"
+    reason = None
     if run.quick or not run.spark:
-        run.skip(key, name, "skipped in --quick" if run.quick else "skipped (--no-spark)")
-        return
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        run.skip(key, name, "pyspark is not installed (pip install 'bkcodec[spark]')")
-        return
-    if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
-        run.skip(key, name, "no Java runtime (java not on PATH, JAVA_HOME unset)")
-        return
-    try:
-        import bkcodec_spark  # noqa: F401
-    except ImportError:
-        run.skip(key, name, "bkcodec-spark is not installed (pip install ./udfs)")
+        reason = "skipped in --quick" if run.quick else "skipped (--no-spark)"
+    elif importlib.util.find_spec("pyspark") is None:
+        reason = "pyspark is not installed (pip install 'bkcodec[spark]')"
+    elif not (shutil.which("java") or os.environ.get("JAVA_HOME")):
+        reason = "no Java runtime (java not on PATH, JAVA_HOME unset)"
+    elif importlib.util.find_spec("bkcodec_spark") is None:
+        reason = "bkcodec-spark is not installed (pip install ./udfs)"
+    if reason is not None:
+        run.skip(key, name, reason)
+        run.skip(one_key, one_name, reason)
         return
     from benchmarks import _spark
 
@@ -495,8 +494,8 @@ def compare_spark_source(run: Run) -> None:
         {**session, "seconds": every_column},
     )
     run.compare(
-        "spark-source-one-ledger-vs-parquet",
-        "Spark bookkeeper source, one ledger (ledgerId option) vs Parquet where",
+        one_key,
+        f"{one_name} (ledgerId option)",
         "entries/s",
         ("bookkeeper, ledgerId=1", rows / ours_one),
         ("Parquet", rows / theirs_one),
