@@ -266,8 +266,8 @@ class BookKeeperDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         plan = ReadPlan.from_options(self.options, getattr(self, "_kind", None))
-        # Listed again for each action: files written since load() are read, and a
-        # file named explicitly that has gone is one flagged row.
+        # Listed when Spark plans the read (Spark 4 plans a DataFrame's read once, at
+        # its first action): a file named explicitly that has gone is one flagged row.
         listing = plan.list_files(missing_ok=True)
         plan = plan.resolved(listing)
         reader_class = FilteringReader if _planned_with_pushdown() and pushdown_is_safe() else BookKeeperReader
@@ -410,7 +410,7 @@ class BookKeeperReader(DataSourceReader):
             offset = 0
         if split.start is not None and not (split.start <= offset < max(split.end or 0, split.start + 1)):
             return None  # another range of the file holds it
-        size = files._size(split.path)
+        size = files.file_size(split.path)
         values = {
             "file": split.path,
             "error": f"{type(error).__name__}: {error}{where}",

@@ -31,12 +31,16 @@ __all__ = [
     "NoFilesWarning",
     "ReadOptions",
     "expand_paths",
+    "file_size",
+    "header_error",
     "kind_of",
     "list_files",
+    "name_id_of",
     "open_split",
     "plan_splits",
     "read_split",
     "reader_schema",
+    "split_file",
 ]
 
 ENTRY_LOG, JOURNAL, INDEX = "entrylog", "journal", "index"
@@ -218,7 +222,7 @@ def list_files(paths: str | Iterable[str], kind: str, *, missing_ok: bool = Fals
     when `missing_ok` (each reads as one flagged row).
     """
     chosen, selected = select_kind(expand_paths(paths, missing_ok=missing_ok), kind)
-    listed = tuple(ListedFile(path, _size(path)) for path in selected)
+    listed = tuple(ListedFile(path, file_size(path)) for path in selected)
     note = None
     if not listed:
         shown = paths if isinstance(paths, str) else ", ".join(map(str, paths))
@@ -228,7 +232,7 @@ def list_files(paths: str | Iterable[str], kind: str, *, missing_ok: bool = Fals
     return Listing(chosen, listed, note)
 
 
-def _size(path: str) -> int | None:
+def file_size(path: str) -> int | None:
     try:
         return os.path.getsize(path)
     except OSError:
@@ -242,7 +246,7 @@ def plan_splits(files: list[str], kind: str, split_size: int) -> list[FileSplit]
         raise ValueError(f"splitSize must be positive, not {split_size}")
     splits = []
     for path in files:
-        splits.extend(split_file(FileSplit(path, kind, size=_size(path)), split_size))
+        splits.extend(split_file(FileSplit(path, kind, size=file_size(path)), split_size))
     return splits
 
 
