@@ -47,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="Inspect, verify, dump and export Apache BookKeeper bookie files "
-        "(entry logs, journals, index files, lastMark, lastId).",
+        "(entry logs, journals, index files, lastMark, lastId) and DbLedgerStorage's "
+        "RocksDB indexes.",
         epilog="Exit codes: 0 clean, 1 damage found, 2 usage or I/O error.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
@@ -60,9 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _command_modules() -> list:
-    from . import demo, dump_entries, export_arrow, inspect_files, verify_digests
+    from . import demo, dump_entries, export_arrow, inspect_files, rebuild_index, verify_digests
 
-    return [inspect_files, verify_digests, dump_entries, export_arrow, demo]
+    return [inspect_files, verify_digests, dump_entries, export_arrow, rebuild_index, demo]
 
 
 def _version() -> str:
@@ -106,6 +107,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             text = f"{path}: {text}"
         return _error(text)
     except Exception as err:
+        from ..index_db import RocksDBUnavailableError
+
+        if isinstance(err, RocksDBUnavailableError):  # an optional extra is missing: say which
+            return _error(str(err))
         if os.environ.get("BKCODEC_DEBUG"):
             raise
         return _error(f"internal error: {type(err).__name__}: {err} (set BKCODEC_DEBUG=1 for a traceback)")

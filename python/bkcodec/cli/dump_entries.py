@@ -4,11 +4,12 @@ locations of index files, as a table or JSON lines."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
 from .. import BookKeeperFormatError
-from .discover import ENTRY_LOG, INDEX, JOURNAL, BookieFile, find_bookie_files
+from .discover import ENTRY_LOG, INDEX, JOURNAL, BookieFile, discover, find_bookie_files
 from .errors import EXIT_OK, CliError
 from .output import Output, encode_payload, to_json
 from .ranges import add_ledger_option, mask, parse_offset_range, parse_spans
@@ -26,7 +27,11 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         "locations of index files (.idx). Ranges are "
         "N, START:END (END excluded), START: or :END, and comma lists of them. "
         "Damaged spans are printed as rows with an error unless a --ledger, --entry or "
-        "--scope filter leaves them out. --json prints one JSON object per line.",
+        "--scope filter leaves them out. --json prints one JSON object per line. "
+        "Given a bookie directory and --ledger, the index (DbLedgerStorage's locations "
+        "database, or the ledgers' .idx files) says where the entries are and only those "
+        "records are read (entry logs only: entries still only in the journal are not "
+        "there); --scan reads every file instead.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="entry logs, journals, index files, or directories of them")
     add_ledger_option(p)
@@ -48,6 +53,7 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
     p.add_argument("--full", action="store_true", help="tables show whole payloads")
     p.add_argument("--limit", type=int, metavar="N", help="stop after N rows")
     p.add_argument("--no-verify", action="store_true", help="do not check digests (digest_ok is then null)")
+    p.add_argument("--scan", action="store_true", help="read every file even where an index says where the entries are")
     add_digest_options(p)
     p.set_defaults(run=run)
 
@@ -199,6 +205,15 @@ def _index_batches(f: BookieFile, task, base: int):
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
+    if args.ledger and not args.scan and args.offset is None and all(Path(p).is_dir() for p in args.paths):
+        found = discover(args.paths, kinds=(ENTRY_LOG,), allow_databases=True)
+        if found.layouts and all(layout.storage is not None for layout in found.layouts):
+            from ..index_db import RocksDBUnavailableError
+
+            try:
+                return run_indexed(args, out, found)
+            except RocksDBUnavailableError as err:
+                print(f"bkcodec: {err}; reading every file instead", file=sys.stderr)
     files = _dumped_files(args)
     digests = digest_options(args)
     start = args.offset.start if args.offset else None
@@ -247,6 +262,77 @@ def _print_unreadable(out: Output, path: str, err: Exception) -> None:
         out.stdout.write(to_json({"file": path, "offset": getattr(err, "offset", None), "error": message}) + "\n")
     else:
         out.stdout.write(f"error: {message}\n")
+
+
+def run_indexed(args: argparse.Namespace, out: Output, found: Any) -> int:
+    """Looks the wanted entries up in the index and reads just those records."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .. import read_entry_log
+    from .index_check import index_units
+    from .index_lookup import clusters, indexed_locations
+
+    digests = digest_options(args)
+    payload = "none" if args.payload == "none" else "binary"
+    table = TableWriter(out)
+    left = args.limit
+    problems: list[dict[str, Any]] = []
+    wanted: dict[Any, list[int]] = {}  # entry log -> sorted locations
+    for layout in found.layouts:
+        units, _ = index_units(layout)
+        for unit in units:
+            rows = indexed_locations(unit, args.ledger, args.entry, args.scope)
+            for r in rows.filter(pc.or_(pc.is_valid(rows.column("error")), pc.is_null(rows.column("log_id")))).to_pylist():
+                problems.append(dict(r, file=None, error=r["error"] or f"location {r['location']} cannot point at an entry"))
+            rows = rows.filter(pc.and_(pc.is_null(rows.column("error")), pc.is_valid(rows.column("log_id"))))
+            for r in rows.to_pylist():
+                log = unit.logs.get(r["log_id"])
+                if log is None:
+                    problems.append(dict(r, file=None, error=f"the index points into entry log {r['log_id']:x}.log, which is not in {unit.ledger_dir or unit.label}"))
+                else:
+                    wanted.setdefault(log, []).append(r)
+    logs = sorted(wanted, key=lambda f: str(f.path))
+    if not logs and not problems:
+        print("bkcodec: the index holds no entries of the requested ledgers (--scan reads every file)", file=sys.stderr)
+    for log in logs:
+        if left is not None and left <= 0:
+            break
+        rows = sorted(wanted[log], key=lambda r: r["offset"])
+        by_location = {r["location"]: r for r in rows}
+        seen: set[int] = set()
+        if not out.json_mode and len(logs) > 1:
+            out.stdout.write(f"\n==> {log.path} <==\n")
+            table.columns = None
+        for start, end in clusters([r["offset"] for r in rows]):
+            reader = read_entry_log(
+                log.path, verify=not args.no_verify, payload=payload, on_error="flag", start=start, end=end, **digests.kwargs()
+            )
+            for batch in reader:
+                keep = pc.is_in(batch.column("location"), value_set=pa.array(list(by_location), pa.int64()))
+                batch = batch.filter(pc.fill_null(keep, False))
+                seen.update(batch.column("location").to_pylist())
+                if left is not None:
+                    batch = batch.slice(0, left)
+                    left -= batch.num_rows
+                if batch.num_rows:
+                    _print_batch(out, table, batch, str(log.path), args)
+        for loc, r in by_location.items():
+            if loc not in seen:
+                problems.append(dict(r, file=str(log.path), error=f"no entry at offset {r['offset']} (location {loc})"))
+    for p in problems:
+        _print_problem(out, p, args)
+    return EXIT_OK
+
+
+def _print_problem(out: Output, p: dict[str, Any], args: argparse.Namespace) -> None:
+    """An index entry that leads nowhere: a row with its error."""
+    row = {k: p.get(k) for k in ("offset", "scope_id", "ledger_id", "entry_id", "location", "error")}
+    if out.json_mode:
+        out.stdout.write(to_json({"file": p["file"], **row}) + "\n")
+    else:
+        where = p["file"] or "index"
+        out.stdout.write(f"{where}: ledger {row['ledger_id']} entry {row['entry_id']}: {row['error']}\n")
 
 
 def _print_batch(out: Output, table: TableWriter, batch, path: str, args: argparse.Namespace) -> None:

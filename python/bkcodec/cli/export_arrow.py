@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..bookie import aligned_batch, merged_schema
 from .discover import ENTRY_LOG, JOURNAL, BookieFile, find_bookie_files
 from .errors import EXIT_OK, CliError
 from .output import Output
@@ -80,30 +81,6 @@ def _prepare_target(path: Path, overwrite: bool) -> None:
         raise CliError("no such directory", str(path.parent))
 
 
-def unified_schema(schemas: list[Any]):
-    """Every reader's columns (entry logs and journals differ), with the source file first."""
-    import pyarrow as pa
-
-    fields = [pa.field("file", pa.string(), nullable=False), pa.field("file_kind", pa.string(), nullable=False)]
-    merged = pa.unify_schemas(schemas)
-    # Where a row is first (log or journal position), then the rest, the error last.
-    front = [n for n in ("log_id", "journal_id", "offset", "location", "record_size", "record_type") if n in merged.names]
-    rest = [n for n in merged.names if n not in front and n != "error"]
-    names = front + rest + (["error"] if "error" in merged.names else [])
-    return pa.schema(fields + [merged.field(n).with_nullable(True) for n in names])
-
-
-def _aligned(batch, schema, f: BookieFile):
-    import pyarrow as pa
-
-    n = batch.num_rows
-    names = set(batch.schema.names)
-    columns = [pa.array([str(f.path)] * n, pa.string()), pa.array([f.kind] * n, pa.string())]
-    for field in list(schema)[2:]:
-        columns.append(batch.column(field.name) if field.name in names else pa.nulls(n, field.type))
-    return pa.RecordBatch.from_arrays(columns, schema=schema)
-
-
 def write_output(fmt: str, target: Path, schema, batches: Iterator[Any]) -> None:
     import pyarrow as pa
 
@@ -164,7 +141,7 @@ def export_files(
 
     import pyarrow as pa
 
-    schema = unified_schema([reader_of(f).schema for f in files])
+    schema = merged_schema([reader_of(f).schema for f in files])
     counts = {"rows": 0, "entries": 0, "damaged": 0}
 
     with out.progress("exporting", sum(file_size(f) for f in files)) as task:
@@ -179,7 +156,7 @@ def export_files(
                     counts["rows"] += batch.num_rows
                     if batch.num_rows:
                         counts["damaged"] += pc.sum(pc.is_valid(batch.column("error"))).as_py() or 0
-                    yield _aligned(batch, schema, f)
+                    yield aligned_batch(batch, schema, str(f.path), f.kind)
                 base += file_size(f)
                 task.update(completed=base)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .discover import ENTRY_LOG, INDEX, JOURNAL, LAST_ID, LAST_MARK, BookieFile, find_bookie_files
+from .discover import ENTRY_LOG, INDEX, JOURNAL, LAST_ID, LAST_MARK, BookieFile, discover
 from .errors import EXIT_DAMAGE, EXIT_OK
 from .output import Output
 from .readers import (
@@ -17,6 +17,7 @@ from .readers import (
     open_reader,
     progress_over,
 )
+from .index_check import IndexReport, ScannedEntries, check_layouts
 from .ranges import LedgerSelection, add_ledger_option
 from .scan_stats import FileTally
 
@@ -38,7 +39,11 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         help="check every entry's digest and every file's structure; exit 1 on damage",
         description="Check every digest of every entry in entry logs and journals, the "
         "framing of every record, and the headers of index, lastMark and lastId files. "
-        "Prints a summary and each failure with file, offset, ledger and entry. "
+        "In a bookie directory, also check its index (DbLedgerStorage's RocksDB "
+        "databases, or .idx files) against the entry logs: every indexed entry must be "
+        "at its location; entries the index does not know are listed as unindexed "
+        "(informational). Prints a summary and each failure with file, offset, ledger "
+        "and entry. "
         "Entries that cannot be checked (HMAC without the password, a ledger whose "
         "digest type nothing tells) are counted as unchecked, with the reason; they "
         "are not damage unless --strict. "
@@ -69,10 +74,18 @@ def _one_line(err: BaseException) -> str:
 
 
 def verify_scanned(
-    f: BookieFile, digests: DigestOptions, task, base: int, ledgers: LedgerSelection | None = None
+    f: BookieFile,
+    digests: DigestOptions,
+    task,
+    base: int,
+    ledgers: LedgerSelection | None = None,
+    scanned: ScannedEntries | None = None,
 ) -> tuple[dict[str, Any], list[dict]]:
     tally = FileTally()
     for batch in batches_with_progress(open_reader(f, digests, verify=True, payload="none"), task, base):
+        # The index is checked against every entry the logs hold, whatever --ledger says.
+        if scanned is not None and f.kind == ENTRY_LOG:
+            scanned.add(str(f.path), batch)
         tally.add_batch(batch if ledgers is None else ledgers.rows_with_unknown(batch))
     failures = []
     for e in tally.entry_errors:
@@ -176,19 +189,26 @@ def _ledger_digest(digests: DigestOptions, ledger_id: int | None) -> tuple[str |
 
 
 def verify_files(
-    files: list[BookieFile], digests: DigestOptions, out: Output, ledgers: LedgerSelection | None = None
+    files: list[BookieFile],
+    digests: DigestOptions,
+    out: Output,
+    ledgers: LedgerSelection | None = None,
+    layouts: list[Any] | None = None,
 ) -> dict[str, Any]:
-    """Checks every file (of the selected ledgers); returns `clean`, `summary`, per-file
-    reports and every failure."""
+    """Checks every file (of the selected ledgers), then the index of every bookie
+    layout given; returns `clean`, `summary`, per-file reports, every failure, the
+    `index` check and the `unindexed` entries (grouped by file and ledger)."""
     reports = []
     failures: list[dict[str, Any]] = []
+    layouts = [layout for layout in layouts or [] if layout.storage is not None]
+    scanned = ScannedEntries() if layouts else None
     with progress_over(out, files, "verifying") as task:
         base = 0
         for f in files:
             report: dict[str, Any] = {"path": str(f.path), "kind": f.kind, "size": file_size(f)}
             try:
                 if f.kind in (ENTRY_LOG, JOURNAL):
-                    summary, found = verify_scanned(f, digests, task, base, ledgers)
+                    summary, found = verify_scanned(f, digests, task, base, ledgers, scanned)
                     base += report["size"]
                     task.update(completed=base)
                 else:
@@ -211,6 +231,13 @@ def verify_files(
             reports.append(report)
             failures.extend({"file": str(f.path), "kind": f.kind, **x} for x in found)
 
+    index = check_layouts(layouts, scanned) if scanned is not None else None
+    if index is not None:
+        if ledgers is not None:
+            index.failures = _of_ledgers(index.failures, ledgers)
+            index.unindexed = _of_ledgers(index.unindexed, ledgers)
+            index.unindexed_entries = sum(u["entries"] for u in index.unindexed)
+        failures.extend(index.failures)
     totals = {
         "files": len(reports),
         "damaged_files": sum(1 for r in reports if r["failures"]),
@@ -222,7 +249,44 @@ def verify_files(
         "damaged_spans": sum(r.get("damaged_spans", 0) for r in reports),
         "failures": len(failures),
     }
-    return {"clean": not failures, "summary": totals, "files": reports, "failures": failures}
+    return {
+        "clean": not failures,
+        "summary": totals,
+        "files": reports,
+        "failures": failures,
+        "index": _index_summary(layouts, index),
+        "unindexed": index.unindexed if index is not None else [],
+    }
+
+
+def _index_summary(layouts: list[Any], index: IndexReport | None) -> dict[str, Any] | None:
+    if index is None:
+        return None
+    return {
+        "storage": sorted({layout.storage for layout in layouts}),
+        "checked": index.unchecked is None,
+        "unchecked_reason": index.unchecked,
+        "entries": index.checked,
+        "failures": len(index.failures),
+        "unindexed_entries": index.unindexed_entries,
+        "notes": index.notes,
+    }
+
+
+def _of_ledgers(rows: list[dict[str, Any]], ledgers: LedgerSelection) -> list[dict[str, Any]]:
+    """The rows of the selected ledgers, and those whose ledger is unknown."""
+    if not rows:
+        return rows
+    import pyarrow as pa
+
+    ids = pa.RecordBatch.from_pydict(
+        {
+            "ledger_id": pa.array([r.get("ledger_id") for r in rows], pa.int64()),
+            "scope_id": pa.array([r.get("scope_id") for r in rows], pa.int64()),
+        }
+    )
+    keep = ledgers.mask(ids).to_pylist()
+    return [r for r, k in zip(rows, keep) if k or r.get("ledger_id") is None]
 
 
 def _sum_counts(counts) -> dict[str, int]:
@@ -234,10 +298,11 @@ def _sum_counts(counts) -> dict[str, int]:
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
-    files = find_bookie_files(args.paths)
+    found = discover(args.paths, allow_databases=True)
+    files = found.files
     if args.ledger is not None:
         files = [f for f in files if f.kind != INDEX or _index_selected(f, args.ledger)]
-    result = verify_files(files, digest_options(args), out, args.ledger)
+    result = verify_files(files, digest_options(args), out, args.ledger, found.layouts)
     # --strict: what could not be checked is not known to be intact.
     if args.strict and result["summary"]["unchecked"]:
         result["clean"] = False
@@ -281,6 +346,7 @@ def print_report(out: Output, result: dict[str, Any], max_failures: int = 0) -> 
     )
     for reason, n in sorted(totals["unchecked_reasons"].items()):
         out.line(f"  unchecked: {n} entries: {reason}")
+    print_index(out, result)
     if failures:
         out.line()
         out.table(
@@ -300,3 +366,30 @@ def print_report(out: Output, result: dict[str, Any], max_failures: int = 0) -> 
         )
         if max_failures and len(failures) > max_failures:
             out.line(f"... and {len(failures) - max_failures} more failures (--max-failures 0 or --json lists all)")
+
+
+def print_index(out: Output, result: dict[str, Any]) -> None:
+    index = result.get("index")
+    if index is None:
+        return
+    storage = " and ".join(index["storage"])
+    if not index["checked"]:
+        out.line(f"index ({storage}): unchecked: {index['unchecked_reason']}")
+    else:
+        out.line(
+            f"index ({storage}): {index['entries']} entries checked against the entry logs, "
+            f"{index['failures']} failures; {index['unindexed_entries']} entries in the logs are not indexed"
+        )
+    for note in index["notes"]:
+        out.line(f"  note: {note}")
+    if result["unindexed"]:
+        out.line()
+        out.line("not indexed (informational: deleted ledgers await garbage collection):")
+        out.table(
+            ["file", "scope", "ledger", "entries", "entry ids", "ledger state"],
+            [
+                [u["file"], u["scope_id"], u["ledger_id"], u["entries"], f"{u['first_entry']}..{u['last_entry']}", u["ledger_state"]]
+                for u in result["unindexed"]
+            ],
+            right=("scope", "ledger", "entries"),
+        )

@@ -24,6 +24,7 @@ pub(crate) mod java_number;
 pub mod metadata;
 pub mod wire;
 pub mod files;
+pub mod bookie;
 pub mod ledger_digests;
 
 pub use digest::{DigestType, Digester};

@@ -36,6 +36,8 @@ mod record_batch_reader;
 
 // What the core knows of its own output: schemas, error kinds, digest names.
 mod formats;
+// Bookies as a whole: layout, cookies, DbLedgerStorage index layouts.
+mod bookie;
 
 #[pymodule]
 fn _bkcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -56,5 +58,6 @@ fn _bkcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     index_file::register(m)?;
     last_mark::register(m)?;
     formats::register(m)?;
+    bookie::register(m)?;
     Ok(())
 }

@@ -210,6 +210,10 @@ def register(
 
     `bk_decode_entry(raw)` (with the digest options given here), `bk_qualified_name(scope_id,
     ledger_id)`, `bk_ledger_id(name)`, `bk_location_log_id(location)`, `bk_location_offset(location)`.
+
+    Also registers the `bookkeeper` format with this session, so its reads run the
+    Python of `PYSPARK_PYTHON` (a packed environment's, on a cluster) rather than
+    Spark's pick for formats it finds by name (`PYSPARK_DRIVER_PYTHON` when set).
     """
     functions = {
         "decode_entry": _decode_entry_function(digest_type, password, verify, payload, "flag", engine),
@@ -220,4 +224,7 @@ def register(
     }
     for name, function in functions.items():
         spark.udf.register(prefix + name, function)
+    from bkcodec_spark.datasource import BookKeeperDataSource
+
+    spark.dataSource.register(BookKeeperDataSource)
     return [prefix + name for name in functions]

@@ -9,7 +9,7 @@
 
 mod proto;
 pub mod table;
-mod text_format;
+pub(crate) mod text_format;
 mod v1;
 pub mod znode;
 pub mod znode_dump;

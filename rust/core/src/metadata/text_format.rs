@@ -23,7 +23,7 @@ const DIGEST_NAMES: [(&str, i32); 4] = [("CRC32", 1), ("HMAC", 2), ("CRC32C", 3)
 // ---------------------------------------------------------------- printing
 
 /// `TextFormat.escapeBytes`.
-fn escape_into(out: &mut Vec<u8>, bytes: &[u8]) {
+pub(crate) fn escape_into(out: &mut Vec<u8>, bytes: &[u8]) {
     out.push(b'"');
     for &b in bytes {
         match b {
@@ -142,6 +142,8 @@ pub(super) fn print(fmt: &LedgerMetadataFormat, out: &mut Vec<u8>) {
 struct Tokenizer<'a> {
     text: &'a [u8],
     base: usize,
+    /// What the text is, for error messages.
+    label: &'static str,
     pos: usize,
     /// The current token: `text[tok_start..tok_end]`, empty at the end.
     tok_start: usize,
@@ -160,13 +162,17 @@ fn is_word(b: u8) -> bool {
 
 impl<'a> Tokenizer<'a> {
     fn new(text: &'a [u8], base: usize) -> Self {
-        let mut t = Tokenizer { text, base, pos: 0, tok_start: 0, tok_end: 0 };
+        Self::with_label(text, base, "format 2 text")
+    }
+
+    fn with_label(text: &'a [u8], base: usize, label: &'static str) -> Self {
+        let mut t = Tokenizer { text, base, label, pos: 0, tok_start: 0, tok_end: 0 };
         t.advance();
         t
     }
 
     fn err(&self, detail: impl Into<String>) -> Error {
-        Error::corrupt((self.base + self.tok_start) as u64, format!("format 2 text: {}", detail.into()))
+        Error::corrupt((self.base + self.tok_start) as u64, format!("{}: {}", self.label, detail.into()))
     }
 
     fn token(&self) -> &'a [u8] {
@@ -351,7 +357,7 @@ impl<'a> Tokenizer<'a> {
         }
         let inner = &tok[1..tok.len() - 1];
         unescape_into(inner, out).map_err(|(i, why)| {
-            Error::corrupt((self.base + self.tok_start + 1 + i) as u64, format!("format 2 text: {why}"))
+            Error::corrupt((self.base + self.tok_start + 1 + i) as u64, format!("{}: {why}", self.label))
         })?;
         self.advance();
         Ok(())
@@ -560,6 +566,25 @@ pub(super) fn parse(data: &[u8], start: usize) -> Result<LedgerMetadataFormat> {
         }
     }
     Ok(f)
+}
+
+/// Parses a flat message of string fields (`name: "value"`), as `TextFormat.merge`
+/// reads one, for the other text-format files BookKeeper writes (the bookie cookie).
+/// Returns each field's name, unescaped value and the offset of its name; `label`
+/// names the text in errors. Field names are the caller's to check.
+pub(crate) fn parse_string_fields(data: &[u8], start: usize, label: &'static str) -> Result<Vec<(String, Vec<u8>, usize)>> {
+    let text = String::from_utf8_lossy(&data[start..]);
+    let mut t = Tokenizer::with_label(text.as_bytes(), start, label);
+    let mut fields = Vec::new();
+    while !t.at_end() {
+        let (name, at) = t.consume_identifier()?;
+        t.consume(":")?;
+        fields.push((name, t.consume_bytes()?, start + at));
+        if !t.try_consume(";")? {
+            t.try_consume(",")?;
+        }
+    }
+    Ok(fields)
 }
 
 #[cfg(test)]
