@@ -12,14 +12,16 @@ this machine class (informational lines have no target).
 Baselines: the CRC-32C wheels on PyPI (`crc32c`, `google-crc32c`; the faster one
 is the baseline), `zlib.crc32`, a careful pure-Python entry decoder (below), a
 plain read of the same bytes (numpy sum, the physical floor), bkcodec itself
-in process for the Spark `mapInArrow` path, and for Pulsar messages a careful
-pure-Python decoder on the `protobuf` package's parser and `cramjam`'s codecs
+in process for the Spark `mapInArrow` path, Spark's own Parquet reader on the same
+rows for the `bookkeeper` data source, and for Pulsar messages a careful pure-Python
+decoder on the `protobuf` package's parser and `cramjam`'s codecs
 (`benchmarks/_pulsar.py`).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -70,6 +72,10 @@ TARGETS = {
     "spark-map-in-arrow-vs-in-process": Target(0.5),
     "pulsar-decode-lz4-100B-vs-python": Target(30.0),
     "pulsar-decode-none-100B-vs-python": Target(30.0),
+    # At least 1M rows/s, whatever rocksdict's own iteration does.
+    "read-location-index-vs-rocksdict": Target(0.25, max_ns_per_entry=1000.0),
+    "spark-source-groupby-vs-parquet": Target(0.5),
+    "spark-source-one-ledger-vs-parquet": Target(0.5),
 }
 
 
@@ -388,6 +394,46 @@ def compare_pulsar(run: Run) -> None:
         )
 
 
+def compare_index(run: Run) -> None:
+    """A DbLedgerStorage location index: read_location_index (a snapshot of the
+    database, RocksDB iteration, key/value decoding into Arrow) against rocksdict
+    iterating the same database's raw keys and values."""
+    key = "read-location-index-vs-rocksdict"
+    count = 200_000 if run.quick else 2_000_000
+    name = f"read_location_index, {count} entries (LZ4 tables) vs rocksdict raw iteration"
+    try:
+        import rocksdict
+    except ImportError:
+        run.skip(key, name, "rocksdict is not installed (pip install 'bkcodec[rocksdb]')")
+        return
+    path = work.location_index(count)
+
+    def ours() -> int:
+        rows = sum(b.num_rows for b in bkcodec.read_location_index(path))
+        if rows != count:
+            raise AssertionError(f"read_location_index read {rows} rows from {path}, expected {count}")
+        return rows
+
+    def raw() -> int:
+        db = rocksdict.Rdict(str(path), rocksdict.Options(raw_mode=True), access_type=rocksdict.AccessType.read_only())
+        rows = 0
+        for _ in db.items():
+            rows += 1
+        db.close()
+        return rows
+
+    ours_s = run.seconds(ours)
+    raw_s = run.seconds(raw)
+    run.compare(
+        key,
+        name,
+        "rows/s",
+        ("bkcodec", count / ours_s),
+        ("rocksdict", count / raw_s),
+        {"entries": count, "ns_per_entry": ours_s / count * 1e9},
+    )
+
+
 def compare_spark(run: Run) -> None:
     key, name = "spark-map-in-arrow-vs-in-process", "Spark mapInArrow decode vs in-process, per core"
     if run.quick or not run.spark:
@@ -460,11 +506,105 @@ def compare_spark(run: Run) -> None:
     )
 
 
+def compare_spark_source(run: Run) -> None:
+    """`format("bookkeeper")` against Spark's Parquet reader on the same rows, both in
+    one local session: a storage-report groupBy, a one-ledger filter, and many small
+    files against one file holding the same entries."""
+    key, name = "spark-source-groupby-vs-parquet", "Spark bookkeeper source groupBy(ledger) vs Parquet"
+    one_key, one_name = "spark-source-one-ledger-vs-parquet", "Spark bookkeeper source, one ledger vs Parquet"
+    reason = None
+    if run.quick or not run.spark:
+        reason = "skipped in --quick" if run.quick else "skipped (--no-spark)"
+    elif importlib.util.find_spec("pyspark") is None:
+        reason = "pyspark is not installed (pip install 'bkcodec[spark]')"
+    elif not (shutil.which("java") or os.environ.get("JAVA_HOME")):
+        reason = "no Java runtime (java not on PATH, JAVA_HOME unset)"
+    elif importlib.util.find_spec("bkcodec_spark") is None:
+        reason = "bkcodec-spark is not installed (pip install ./udfs)"
+    if reason is not None:
+        run.skip(key, name, reason)
+        run.skip(one_key, one_name, reason)
+        return
+    from benchmarks import _spark
+
+    logs, per_log = 8, 150_000
+    rows = logs * per_log
+    logs_dir = _spark.bookie_logs(logs, per_log)
+    small_dir = _spark.bookie_logs(300, 1_000)
+    one_dir = _spark.bookie_logs(1, 300_000)
+    cores = min(2, os.cpu_count() or 1)
+    with _spark.local_session(cores=cores) as spark:
+        parquet = spark.read.parquet(_spark.parquet_copy(spark, logs_dir))
+
+        def source(**options):  # a reader of its own: DataFrameReader.option changes the reader
+            return spark.read.format("bookkeeper").options(**options)
+
+        narrow = source(columns="ledger_id,length").load(str(logs_dir))
+        one = source(columns="ledger_id", ledgerId="1").load(str(logs_dir))
+        matching = one.count()
+        seconds = _spark.best_seconds_each(
+            {
+                "groupby": _spark.storage_groupby(narrow),
+                "groupby_parquet": _spark.storage_groupby(parquet),
+                "groupby_all_columns": _spark.storage_groupby(source().load(str(logs_dir))),
+                "one_ledger": one.count,
+                "one_ledger_parquet": parquet.where("ledger_id = 1").count,
+                "one_ledger_where": source().load(str(logs_dir)).where("ledger_id = 1").count,
+                "small_logs": source(columns="ledger_id").load(str(small_dir)).count,
+                "one_log": source(columns="ledger_id").load(str(one_dir)).count,
+            }
+        )
+    ours, theirs, every_column = seconds["groupby"], seconds["groupby_parquet"], seconds["groupby_all_columns"]
+    ours_one, theirs_one, where_one = seconds["one_ledger"], seconds["one_ledger_parquet"], seconds["one_ledger_where"]
+    small, single = seconds["small_logs"], seconds["one_log"]
+    session = {"rows": rows, "entry_logs": logs, "ledgers": 75, "payload_bytes": 100, "spark_cores": cores}
+    run.compare(
+        key,
+        name,
+        "entries/s",
+        ("bookkeeper, columns=ledger_id,length", rows / ours),
+        ("Parquet", rows / theirs),
+        {**session, "seconds": ours, "parquet_seconds": theirs},
+    )
+    run.compare(
+        "spark-source-groupby-all-columns-vs-parquet",
+        "Spark bookkeeper source groupBy(ledger), every column read, vs Parquet",
+        "entries/s",
+        ("bookkeeper, all columns", rows / every_column),
+        ("Parquet", rows / theirs),
+        {**session, "seconds": every_column},
+    )
+    run.compare(
+        one_key,
+        f"{one_name} (ledgerId option)",
+        "entries/s",
+        ("bookkeeper, ledgerId=1", rows / ours_one),
+        ("Parquet", rows / theirs_one),
+        {**session, "matching_rows": matching, "seconds": ours_one, "parquet_seconds": theirs_one},
+    )
+    run.compare(
+        "spark-source-where-one-ledger-vs-parquet",
+        "Spark bookkeeper source, one ledger (Spark's where, no pruning) vs Parquet",
+        "entries/s",
+        ("bookkeeper, where", rows / where_one),
+        ("Parquet", rows / theirs_one),
+        {**session, "seconds": where_one},
+    )
+    run.compare(
+        "spark-source-300-small-logs-vs-one-log",
+        "Spark bookkeeper source count: 300 logs of 1,000 entries vs one log of 300,000",
+        "entries/s",
+        ("300 small logs", 300_000 / small),
+        ("one log", 300_000 / single),
+        {"seconds": small, "one_log_seconds": single, "spark_cores": cores},
+    )
+
+
 # --- output --------------------------------------------------------------------------
 
 
 def human(value: float, unit: str) -> str:
-    if unit == "entries/s":
+    if unit in ("entries/s", "rows/s"):
         return f"{value / 1e6:.3g} M entries/s ({1e9 / value:.3g} ns/entry)"
     if unit == "messages/s":
         return f"{value / 1e6:.3g} M messages/s ({1e9 / value:.3g} ns/message)"
@@ -521,7 +661,16 @@ def main(argv: list[str] | None = None) -> int:
 
     run = Run(args.quick, args.spark, emit=(lambda r: None) if args.json else print_line)
     started = time.perf_counter()
-    for section in (compare_checksums, compare_decode_entries, compare_files, compare_pulsar, compare_spark):
+    sections = (
+        compare_checksums,
+        compare_decode_entries,
+        compare_files,
+        compare_index,
+        compare_pulsar,
+        compare_spark,
+        compare_spark_source,
+    )
+    for section in sections:
         section(run)
     elapsed = time.perf_counter() - started
 

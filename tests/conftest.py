@@ -57,6 +57,8 @@ def spark():
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        # The bookkeeper data source prunes files and rows with the filters Spark pushes.
+        .config("spark.sql.python.filterPushdown.enabled", "true")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.host", "127.0.0.1")
         # Tiny data: a JVM without the optimising JIT compiler starts and runs it faster.

@@ -373,7 +373,7 @@ def _write_znode(dump: Path, znode: str, data: bytes, *, has_children: bool = Fa
         path.write_bytes(data)
 
 
-def make_pulsar_bookie(root: Path) -> PulsarBookie:
+def make_pulsar_bookie(root: Path, dump: Path | None = None) -> PulsarBookie:
     """A bookie with two topics, a cursor ledger and an orphan ledger:
 
     - `persistent://public/default/orders`: ledgers 10 and 11. Ledger 10 (entry log
@@ -385,14 +385,15 @@ def make_pulsar_bookie(root: Path) -> PulsarBookie:
     - ledger 40: a ledger of topic `persistent://public/default/gone`, which only its
       own ledger metadata still names (its topic's znode is gone).
 
-    The dump holds orders' info in binary, events' in text, and the cursor in the
-    compressed envelope; ledger metadata for every ledger, with Pulsar's custom metadata.
+    The dump (default: `<root>-metadata` beside the bookie) holds orders' info in
+    binary, events' in text, and the cursor in the compressed envelope; ledger metadata
+    for every ledger, with Pulsar's custom metadata.
     """
     root.mkdir(parents=True, exist_ok=True)
     current = root / "ledgers" / "current"
     current.mkdir(parents=True, exist_ok=True)
     (root / "journal" / "current").mkdir(parents=True, exist_ok=True)
-    dump = root.parent / (root.name + "-metadata")
+    dump = dump if dump is not None else root.parent / (root.name + "-metadata")
     b = PulsarBookie(root=root, dump=dump)
     orders = "persistent://public/default/orders"
     events = "persistent://t1/ns/events-partition-0"

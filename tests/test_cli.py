@@ -14,6 +14,7 @@ import contextlib
 import io
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -227,14 +228,24 @@ def test_verify_clean_directory_exits_0(clean_sample):
     assert [f["explicit_lac"] for f in index] == ["ok"]
 
 
-def test_verify_without_metadata_flags_what_cannot_be_inferred(clean_sample):
-    # HMAC needs the password and DUMMY must be named: without them those ledgers fail.
-    report = run_json("verify", clean_sample.path("ledgers/current/0.log"), expect=1)
-    assert {x["ledger_id"] for x in report["failures"]} == {3, 4}
-    report = run_json("verify", clean_sample.path("ledgers/current/0.log"), "--password", "secret", expect=1)
-    assert {x["ledger_id"] for x in report["failures"]} == {4}
-    r = run_cli("verify", clean_sample.path("ledgers/current/0.log"))
-    assert r.returncode == 1 and "hint:" in r.stdout
+def test_verify_without_metadata_says_what_it_could_not_check(clean_sample):
+    # The DUMMY ledger (4) is told by its length chain and checked; the HMAC ledger (3)
+    # is framed but cannot be checked without the password: unchecked, not damage.
+    log = clean_sample.path("ledgers/current/0.log")
+    want = library_rows(log, ledger_metadata=bkcodec.load_ledger_metadata_dir(clean_sample.metadata_dir))
+    hmac_entries = sum(1 for x in want if x["ledger_id"] == 3)
+    report = run_json("verify", log)
+    assert report["clean"] and report["failures"] == []
+    assert report["summary"]["unchecked"] == hmac_entries > 0
+    [(reason, n)] = report["summary"]["unchecked_reasons"].items()
+    assert n == hmac_entries and "password" in reason
+    assert report["summary"]["digest_ok"] == len(want) - hmac_entries
+    r = run_cli("verify", log)
+    assert r.returncode == 0 and f"unchecked: {hmac_entries} entries: HMAC" in r.stdout
+    # --strict: what could not be checked fails; the password makes every entry checked.
+    assert run_json("verify", log, "--strict", expect=1)["failures"] == []
+    report = run_json("verify", log, "--password", "secret", "--strict")
+    assert report["summary"]["unchecked"] == 0 and report["summary"]["digest_ok"] == len(want)
 
 
 def test_verify_wrong_digest_type_for_index_lac(clean_sample):
@@ -409,15 +420,17 @@ def test_inspect_golden_index_files(golden):
 
 def test_verify_golden(golden, tmp_path):
     assert run_json("verify", golden("entrylogs", "multi_ledger"), golden("direct_entrylogs"))["clean"]
-    # A DUMMY ledger can only be named, never inferred.
+    # A DUMMY log: named, or told by its ledgers' length chains, every entry checks.
     many = golden("entrylogs", "many_ledgers")
     assert run_json("verify", many, "--digest-type", "dummy")["summary"]["entries"] == 10001
-    assert run_json("verify", many, "--json", expect=1)["summary"]["failed_entries"] == 10001
+    assert run_json("verify", many)["summary"]["digest_ok"] == 10001
     # The torn log: one failure, the record the file ends inside.
     manifest = read_jsonl(golden("entrylogs", "torn_mid_entry_body.jsonl"))
     first_torn = next(r for r in manifest if r["record"] == "entry" and not r["complete_in_file"])
     report = run_json("verify", golden("entrylogs", "torn_mid_entry_body"), expect=1)
-    [failure] = report["failures"]
+    # The record the file ends inside, then the rolled log's missing ledgers map.
+    failure, cut = report["failures"]
+    assert (cut["problem"], cut["offset"]) == ("truncated", os.path.getsize(golden("entrylogs", "torn_mid_entry_body", "current", "0.log")))
     assert (failure["problem"], failure["offset"]) == ("torn_record", first_torn["entry_pos"] - 4)
     assert (failure["ledger_id"], failure["entry_id"]) == (first_torn["ledger_id"], first_torn["entry_id"])
     # Journals: ledger 10 is CRC32C, ledger 11 HMAC: the password comes from the
@@ -429,7 +442,10 @@ def test_verify_golden(golden, tmp_path):
         path = md_dir / bkcodec.ledger_znode_path(lid).lstrip("/")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(bkcodec.encode_ledger_metadata(md))
-    assert run_json("verify", golden("journals"), expect=1)["summary"]["failed_entries"] == 8
+    # Without the password the HMAC entries are unchecked, not failed (unless --strict).
+    summary = run_json("verify", golden("journals"))["summary"]
+    assert (summary["failed_entries"], summary["unchecked"], summary["digest_ok"]) == (0, 8, 20)
+    assert run_json("verify", golden("journals"), "--strict", expect=1)["failures"] == []
     report = run_json("verify", golden("journals"), "--metadata", md_dir)
     assert report["summary"]["digest_ok"] == 28
 
@@ -481,12 +497,22 @@ def test_damaged_files_are_findings_not_errors(tmp_path):
     (current / "a.log").write_text("INFO a text file with a hex name\n")  # skipped in a walk
     files = by_relative_path(run_json("inspect", tmp_path)["files"], tmp_path)
     assert set(files) == {"current/6.log", "current/7.log", "current/9.idx", "current/lastMark", "current/lastId"}
-    for rel in ("current/6.log", "current/9.idx", "current/lastMark", "current/lastId"):
+    for rel in ("current/9.idx", "current/lastMark", "current/lastId"):
         assert "error" in files[rel], rel
-    assert files["current/7.log"]["entries"] == 0 and "error" not in files["current/7.log"]
+    # A wrecked entry-log header is one flagged span; the rest of the file is read on.
+    assert files["current/6.log"]["damage"][0]["kind"] == "bad_header" and "header_error" in files["current/6.log"]
+    # An empty log (its header never flushed) holds nothing, and says so.
+    assert files["current/7.log"]["entries"] == 0
+    assert [g["kind"] for g in files["current/7.log"]["damage"]] == ["torn_header"]
     report = run_json("verify", tmp_path, expect=1)
-    problems = {Path(x["file"]).name: x["problem"] for x in report["failures"]}
-    assert problems == {"6.log": "file", "9.idx": "file", "lastMark": "file", "lastId": "file"}
+    problems = {(Path(x["file"]).name, x["problem"]) for x in report["failures"]}
+    assert {(n, p) for n, p in problems if n != "6.log"} == {
+        ("7.log", "torn_header"),
+        ("9.idx", "file"),
+        ("lastMark", "file"),
+        ("lastId", "file"),
+    }
+    assert ("6.log", "bad_header") in problems
     # Named on the command line, a binary file with a wrecked header is still read.
     assert run_json("verify", current / "6.log", expect=1)["failures"][0]["offset"] == 0
 
@@ -530,3 +556,176 @@ def test_console_script_is_installed():
         pytest.skip(f"no console script next to {sys.executable} (not installed from the wheel)")
     r = subprocess.run([str(script), "ledger-id", "--json", "7"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and json.loads(r.stdout)["ledger_ids"][0]["index_path"] == "0/7/7.idx"
+
+
+# ---- options anywhere, one-line usage errors, tables that keep paths whole
+
+
+def test_common_options_before_or_after_the_command(sample):
+    before = run_cli("--json", "ledger-id", "3")
+    after = run_cli("ledger-id", "3", "--json")
+    assert before.returncode == after.returncode == 0 and before.stdout == after.stdout
+    assert json.loads(before.stdout)["ledger_ids"][0]["ledger_id"] == 3
+    r = run_cli("--no-progress", "--json", "inspect", sample.ledger_dir)
+    assert r.returncode == 0 and json.loads(r.stdout)["files"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["no-such-command"], ["ledger-id"], ["dump", ".", "--entry", "5:3"], ["verify", ".", "--digest-type", "md5"]],
+    ids=["no command", "unknown command", "missing argument", "bad range", "bad choice"],
+)
+def test_usage_errors_are_one_line(argv):
+    r = run_subprocess(*argv)
+    assert_one_line_error(r, "--help")
+    assert "usage:" not in r.stderr
+
+
+def test_help_still_prints_usage():
+    r = run_subprocess("dump", "--help")
+    assert r.returncode == 0 and r.stdout.startswith("usage: bkcodec dump")
+
+
+def test_shorten_path_keeps_the_file_name_whole():
+    from bkcodec.cli.output import shorten_path
+
+    path = "/data/bookkeeper/bookie-17/ledgers/current/0.log"
+    assert shorten_path(path, 100) == path
+    assert shorten_path(path, 24) == "…/ledgers/current/0.log"
+    assert shorten_path(path, 10) == "…/0.log"
+    assert shorten_path("/x/" + "n" * 40 + ".log", 10) == "…/" + "n" * 40 + ".log"
+
+
+@pytest.mark.parametrize("width", [160, 80])
+def test_tables_never_split_a_path(sample, tmp_path, width):
+    from bkcodec.cli.output import Output
+    from bkcodec.cli.verify_digests import print_report, verify_files
+    from bkcodec.cli.discover import find_bookie_files
+    from bkcodec.cli.readers import DigestOptions
+
+    deep = tmp_path.joinpath(*[f"directory-{i:02d}" for i in range(6)], "ledgers", "current")
+    deep.mkdir(parents=True)
+    shutil.copy(sample.path("ledgers/current/1.log"), deep / "1.log")  # its torn tail is a failure row
+    files = find_bookie_files([deep])
+    buf = io.StringIO()
+    out = Output(json_mode=False, progress=False, stdout=buf)
+    out.console.width = width
+    print_report(out, verify_files(files, DigestOptions(None, b""), out))
+    lines = buf.getvalue().splitlines()
+    table_lines = [line for line in lines if "1.log" in line]
+    assert all(len(line) <= width for line in table_lines), "\n".join(lines)
+    path = str(deep / "1.log")
+    shown = [line.split()[0] for line in lines if line.split() and "1.log" in line.split()[0]]
+    # The per-file row and each failure row (ledgers whose digest cannot be inferred
+    # fail), the path in one piece on each: whole, or cut from the left at a `/`.
+    assert len(shown) >= 2
+    for cell in shown:
+        assert cell == path or (cell.startswith("…/") and path.endswith(cell[1:]) and cell.endswith("/current/1.log"))
+    if len(path) + 60 < width:
+        assert set(shown) == {path}
+
+
+# ---- --ledger for verify, export and dump; ledger-id's znode paths; dump of index files
+
+
+def scoped_name(scope: int, ledger: int) -> str:
+    return bkcodec.LedgerId(scope, ledger).qualified_name
+
+
+def test_verify_checks_only_the_selected_ledgers(sample):
+    digest = run_json("verify", sample.root, "--metadata", sample.metadata_dir, "--ledger", "1", expect=1)
+    assert failure_keys(digest, sample.root) == {
+        (d.file, d.problem, d.offset, d.ledger_id, d.entry_id) for d in sample.damage if d.ledger_id == 1
+    }
+    assert digest["summary"]["entries"] == 2 * 24  # ledger 1 in the journal and in the two logs
+    indexes = [f["path"] for f in digest["files"] if f["kind"] == "index"]
+    assert [Path(p).name for p in indexes] == ["1.idx"]
+    torn = run_json("verify", sample.root, "--metadata", sample.metadata_dir, "--ledger", "8", expect=1)
+    assert [x["problem"] for x in torn["failures"]] == ["torn_record"]
+    # A qualified name selects one ledger of one scope: ledger 7 of scope 5 is clean.
+    clean = run_json("verify", sample.root, "--metadata", sample.metadata_dir, "--ledger", scoped_name(5, 7))
+    assert clean["clean"] and clean["summary"]["entries"] == 2 * 24
+    none = run_json("verify", sample.root, "--metadata", sample.metadata_dir, "--ledger", scoped_name(0, 7))
+    assert none["summary"]["entries"] == 0
+
+
+def test_export_writes_only_the_selected_ledgers(sample, tmp_path):
+    out = tmp_path / "l.parquet"
+    result = run_json("export", sample.ledger_dir, "--to", out, "--ledger", f"1,{scoped_name(5, 8)}")
+    table = pq.read_table(out)
+    assert result["rows"] == table.num_rows
+    ids = Counter(zip(table.column("scope_id").to_pylist(), table.column("ledger_id").to_pylist()))
+    assert ids == Counter({(0, 1): 24, (5, 8): 23, (None, 8): 1})  # ledger 8's torn record has no scope
+
+
+def test_dump_takes_qualified_names(sample):
+    log = sample.path("ledgers/current/0.log")
+    rows = [json.loads(x) for x in run_cli("dump", log, "--ledger", scoped_name(5, 7), "--json").stdout.splitlines()]
+    assert rows and {(x["scope_id"], x["ledger_id"]) for x in rows} == {(5, 7)}
+    uuid = str(bkcodec.LedgerId(5, 7).to_uuid())
+    same = [json.loads(x) for x in run_cli("dump", log, "--ledger", uuid, "--json").stdout.splitlines()]
+    assert same == rows
+    assert run_cli("dump", log, "--ledger", scoped_name(0, 7), "--json").stdout == ""
+
+
+def test_ledger_id_prints_the_znode_path_in_each_layout():
+    rows = run_json("ledger-id", "3", "-1", "00000000-0000-0005-0000-000000000007")["ledger_ids"]
+    layouts = ("flat", "hierarchical", "legacy_hierarchical", "long_hierarchical", "etcd")
+    assert rows[0]["znode_paths"] == {layout: bkcodec.ledger_znode_path(3, layout) for layout in layouts}
+    assert rows[0]["znode_paths"]["hierarchical"] == "/ledgers/00/0000/L0003"
+    # A negative id has only an etcd key; a scoped id no metadata path at all.
+    assert {k for k, v in rows[1]["znode_paths"].items() if v} == {"etcd"}
+    assert set(rows[2]["znode_paths"].values()) == {None}
+    text = run_cli("ledger-id", "3").stdout
+    assert "znode hierarchical" in text and "/ledgers/00/0000/L0003" in text
+
+
+def test_dump_reads_index_files(sample):
+    idx = sample.path("ledgers/current/0/1/1.idx")
+    rows = [json.loads(x) for x in run_cli("dump", idx, "--json").stdout.splitlines()]
+    want = bkcodec.read_index(idx).read_all().to_pylist()
+    assert [{k: v for k, v in x.items() if k != "file"} for x in rows] == want
+    assert rows[0]["file"] == str(idx)
+    rows = [json.loads(x) for x in run_cli("dump", idx, "--entry", "3:5", "--json").stdout.splitlines()]
+    assert [x["entry_id"] for x in rows] == [3, 4]
+    table = run_cli("dump", idx, "--limit", "2").stdout.splitlines()
+    assert table[0].split() == ["ledger", "entry", "log", "offset", "location"] and len(table) == 3
+    # A directory's index files are dumped with its logs and journals; byte ranges are not theirs.
+    files = {Path(json.loads(x)["file"]).name for x in run_cli("dump", sample.ledger_dir, "--json", "--payload", "none").stdout.splitlines()}
+    assert {"0.log", "1.log", "1.idx", "4.idx"} <= files
+    assert_one_line_error(run_cli("dump", idx, "--offset", "0:100"), "index files")
+
+
+def test_dump_goes_on_past_an_unreadable_file(sample, tmp_path):
+    current = tmp_path / "ledgers" / "current"
+    shutil.copytree(sample.ledger_dir / "current", current)
+    (current / "0" / "1" / "1.idx").write_bytes(b"\x00\x01" * 50)  # no BKLE signature
+    rows = [json.loads(x) for x in run_cli("dump", tmp_path, "--json", "--payload", "none").stdout.splitlines()]
+    wrecked = [x for x in rows if x["file"].endswith("1.idx")]
+    assert len(wrecked) == 1 and "index signature" in wrecked[0]["error"] and wrecked[0]["offset"] == 0
+    assert {Path(x["file"]).name for x in rows} >= {"0.log", "1.log", "2.idx", "4.idx"}
+    r = run_cli("dump", current / "0" / "1" / "1.idx")
+    assert r.returncode == 0 and r.stdout.startswith("error: corrupt: index signature")
+
+
+def test_metadata_dir_without_ledger_names_says_what_it_skipped(sample, tmp_path):
+    (tmp_path / "ledger-1.json").write_bytes(b"x")
+    assert_one_line_error(run_cli("verify", sample.root, "--metadata", tmp_path), "ledger-1.json", "skipped")
+
+
+def test_demo_try_lines_run_in_a_fresh_shell(tmp_path):
+    """The commands the demo suggests work without the virtualenv activated."""
+    script = Path(sys.executable).with_name("bkcodec")
+    if not script.exists():
+        pytest.skip(f"no console script next to {sys.executable} (not installed from the wheel)")
+    bin_dir = str(script.parent)
+    env = dict(os.environ, PATH=os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep) if d != bin_dir))
+    env.pop("VIRTUAL_ENV", None)
+    r = subprocess.run([str(script), "demo", "--dir", tmp_path / "demo", "--keep"], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    suggested = lines[lines.index("try:") + 1 :]
+    assert len(suggested) == 3
+    for line in suggested:
+        done = subprocess.run(shlex.split(line), capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 0, (line, done.stderr)

@@ -146,16 +146,17 @@ def test_decode_entries_gives_the_same_verdicts_row_for_row(digest, kind):
                 assert d["digest_type"][i] == digest.lower() and d["digest_ok"][i] is True
 
 
-def test_dummy_ledgers_cannot_be_inferred():
+def test_dummy_ledgers_are_inferred_from_their_length():
+    """DUMMY entries carry no digest: each one's length field (the ledger's running
+    length; entry 0's is its own payload) shows it, so inference reads them as
+    DUMMY, verified as DigestManager verifies DUMMY."""
     pairs = load("DUMMY")
-    batch = bkcodec.decode_entries([d for _, d in pairs], on_error="flag", payload="none")
+    batch = bkcodec.decode_entries([d for _, d in pairs], on_error="flag")
     d = batch.to_pydict()
-    assert all(e is not None and "no digest type verifies" in e for e in d["error"])
-    assert set(d["digest_type"]) == {None} and set(d["digest_ok"]) == {False}
-    # The ids are still read from the header.
+    assert d["error"] == [None] * len(pairs)
+    assert set(d["digest_type"]) == {"dummy"} and set(d["digest_ok"]) == {True}
     assert d["ledger_id"] == [r["ledger_id"] for r, _ in pairs]
-    with pytest.raises(bkcodec.DigestMismatchError, match="entry 0: no digest type verifies"):
-        bkcodec.decode_entries([d for _, d in pairs])
+    assert [sha256(p) for p in d["payload"]] == [r["payload_sha256"] for r, _ in pairs]
 
 
 @pytest.mark.parametrize("digest", ["CRC32", "CRC32C", "HMAC"])

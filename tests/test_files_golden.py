@@ -124,7 +124,13 @@ def test_torn_log_flags_the_torn_entry_and_keeps_the_rest():
     path = log_path("entrylogs", "torn_mid_entry_body", m)
     table = bkcodec.read_entry_log(path).read_all()
     bad = table.filter(pc.is_valid(table["error"])).to_pylist()
-    assert len(bad) == 1
+    # The torn entry, then the rest the header promises: the log was rolled, and its
+    # header places the ledgers map past the end of the cut file.
+    assert len(bad) == 2
+    size = m["file"][0]["file_size"]
+    map_offset = m["header"][0]["ledgers_map_offset"]
+    assert (bad[1]["offset"], bad[1]["error_kind"]) == (size, "truncated")
+    assert bad[1]["error"] == f"truncated: the header places the ledgers map at byte {map_offset}, the file ends at byte {size}"
     torn = bad[0]
     # The first entry that is not complete in the file is the torn one.
     first_torn = min((r for r in m["entry"] if not r["complete_in_file"]), key=lambda r: r["entry_pos"])
@@ -133,7 +139,7 @@ def test_torn_log_flags_the_torn_entry_and_keeps_the_rest():
     assert (torn["ledger_id"], torn["entry_id"]) == (first_torn["ledger_id"], first_torn["entry_id"])
     assert torn["error"].startswith("torn_record:")
     assert torn["payload"] is None and torn["location"] is None
-    assert m["summary"][0]["entries_readable"] == table.num_rows - 1
+    assert m["summary"][0]["entries_readable"] == table.num_rows - 2
     with pytest.raises(bkcodec.TruncatedError) as e:
         bkcodec.read_entry_log(path, on_error="raise").read_all()
     assert e.value.offset == torn["offset"] and e.value.path == str(path)
@@ -168,13 +174,17 @@ def test_ledgers_map_from_the_map_or_a_scan(kind, scenario):
     assert repr(got).startswith(f"LedgersMap(source='{got.source}', {len(got)} ledgers")
 
 
-def test_dummy_ledgers_are_flagged_under_auto_with_their_ids():
+def test_dummy_ledgers_read_as_dummy_under_auto():
+    """BookKeeper's DUMMY entries carry no digest; each ledger's running length
+    (the `length` field) shows it, so inference reads them as DUMMY, verified as
+    DigestManager verifies DUMMY, with no error and the payloads located."""
     m = manifest("entrylogs", "many_ledgers")
-    table = bkcodec.read_entry_log(log_path("entrylogs", "many_ledgers", m), payload="none").read_all()
+    table = bkcodec.read_entry_log(log_path("entrylogs", "many_ledgers", m)).read_all()
     assert table.num_rows == m["entries_compact"][0]["count"]
-    assert table["error"].null_count == 0
-    assert table["ledger_id"].null_count == 0
-    assert "no digest type verifies" in table["error"][0].as_py()
+    assert table["error"].null_count == table.num_rows
+    assert set(table["digest_type"].to_pylist()) == {"dummy"}
+    assert set(table["digest_ok"].to_pylist()) == {True}
+    assert table["payload"].null_count == 0
 
 
 def journal_manifest(name):

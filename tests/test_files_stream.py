@@ -77,7 +77,7 @@ def test_iteration_and_reading(sample):
 def test_column_order_and_types(sample):
     path, entries = sample
     flag = bkcodec.read_entry_log(path).schema
-    assert flag.names == ["log_id", "offset", "location", "record_size", *ENTRY_COLUMNS, "payload", "error"]
+    assert flag.names == ["log_id", "offset", "location", "record_size", *ENTRY_COLUMNS, "payload", "error", "error_kind"]
     raise_ = bkcodec.read_entry_log(path, on_error="raise", payload="none").schema
     assert raise_.names == ["log_id", "offset", "location", "record_size", *ENTRY_COLUMNS]
     # The entry columns are decode_entries' columns: same names, types and order.
@@ -90,7 +90,7 @@ def test_column_order_and_types(sample):
         w.add_fence(1)
     js = bkcodec.read_journal(journal).schema
     assert js.names == ["journal_id", "offset", "record_size", "record_type", *ENTRY_COLUMNS, "payload",
-                        "master_key", "explicit_lac", "explicit_lac_blob", "error"]
+                        "master_key", "explicit_lac", "explicit_lac_blob", "error", "error_kind"]
     assert [(f.name, f.type) for f in decoded] == [(f.name, f.type) for f in js if f.name in decoded.names]
     assert js.field("master_key").type == pa.binary() and js.field("explicit_lac").type == pa.int64()
 
@@ -140,7 +140,7 @@ def test_reprs(sample):
     r = bkcodec.read_entry_log(path)
     text = repr(r)
     assert text.startswith("<bkcodec.RecordBatchReader of entry log") and str(path) in text
-    assert "log id 12" in text and "14 columns (log_id, offset" in text and "closed" not in text
+    assert "log id 12" in text and "15 columns (log_id, offset" in text and "closed" not in text
     r.close()
     assert repr(r).endswith(", closed>")
     assert "index file" in repr(bkcodec.read_index(_index(path)))
@@ -201,3 +201,29 @@ def test_readers_in_threads(sample):
     for t in threads:
         t.join()
     assert sum(counts) == 500, "a reader shared between threads yields each batch once"
+
+
+def test_reader_schema_is_what_the_readers_give(sample, tmp_path):
+    path, _ = sample
+    journal = tmp_path / "1.txn"
+    with bkcodec.JournalWriter(journal) as w:
+        w.add_entry(bkcodec.encode_entry(1, 0, -1, 3, b"abc", digest_type="crc32c"))
+    index = tmp_path / "1.idx"
+    bkcodec.write_index_file(index, {0: bkcodec.make_location(0, 1024)})
+    for payload in ("binary", "binary_view", "none"):
+        for on_error in ("flag", "raise"):
+            opts = dict(payload=payload, on_error=on_error)
+            assert bkcodec.reader_schema("entry_log", **opts) == bkcodec.read_entry_log(path, **opts).schema
+            assert bkcodec.reader_schema("journal", **opts) == bkcodec.read_journal(journal, **opts).schema
+    assert bkcodec.reader_schema("index") == bkcodec.read_index(index).schema
+    with pytest.raises(ValueError, match="unknown reader kind"):
+        bkcodec.reader_schema("wal")
+    with pytest.raises(ValueError):
+        bkcodec.reader_schema("journal", payload="view")
+
+
+def test_error_kinds_and_digest_types():
+    kinds = bkcodec.error_kinds()
+    assert len(kinds) == len(set(kinds))
+    assert {"torn_record", "bad_size", "zeros", "bad_header", "truncated", "file_shrank", "digest_mismatch"} <= set(kinds)
+    assert sorted(bkcodec.digest_types()) == ["crc32", "crc32c", "dummy", "hmac"]

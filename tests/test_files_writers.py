@@ -135,7 +135,7 @@ def test_journal_round_trip(version, alignment, ops, include_padding):
                     data = bkcodec.encode_entry(lid, eid, eid - 1, n, payload, digest_type="crc32c")
                     expected.append(("entry", w.add_entry(data), lid, eid, dict(payload=payload)))
                 elif kind == "ledger_key":
-                    key = bytes(range(n))
+                    key = bytes((n + k) % 256 for k in range(20))
                     expected.append(("ledger_key", w.add_ledger_key(lid, key), lid, -4096, dict(master_key=key)))
                 elif kind == "fence":
                     expected.append(("fence", w.add_fence(lid), lid, -8192, {}))
@@ -177,7 +177,7 @@ def mixed_log(d):
     with bkcodec.EntryLogWriter(path) as w:
         for eid in range(6):
             for lid, (dt, pw) in ls.items():
-                w.add_entry(bkcodec.encode_entry(lid, eid, eid - 1, 10 * eid, b"x" * 10, digest_type=dt, password=pw))
+                w.add_entry(bkcodec.encode_entry(lid, eid, eid - 1, 10 * (eid + 1), b"x" * 10, digest_type=dt, password=pw))
     return path, ls
 
 
@@ -198,14 +198,14 @@ def verdicts(table):
 def test_mixed_digest_log_verifies_with_ledger_metadata():
     with fresh_dir() as d:
         path, ls = mixed_log(d)
-        # Inference alone reads the CRC ledgers and flags the HMAC and DUMMY ones.
+        # Inference verifies the CRC ledgers; the length chains tell the DUMMY ledger
+        # (verified as DUMMY is) and the HMAC ones, unchecked without their password.
         auto = verdicts(bkcodec.read_entry_log(path).read_all())
         assert auto[1] == {("crc32c", True, True)} and auto[2] == {("crc32", True, True)}
-        for lid in (3, 4, 5):
-            assert all(not clean for _, _, clean in auto[lid])
-        # With a password, inference finds one HMAC ledger; the other still fails.
+        assert auto[3] == auto[4] == {("hmac", None, True)} and auto[5] == {("dummy", True, True)}
+        # With a password, inference verifies one HMAC ledger; the other stays unchecked.
         with_pw = verdicts(bkcodec.read_entry_log(path, password=b"alpha").read_all())
-        assert with_pw[3] == {("hmac", True, True)} and all(not c for _, _, c in with_pw[4])
+        assert with_pw[3] == {("hmac", True, True)} and with_pw[4] == {("hmac", None, True)}
 
         expected = {lid: {(dt, True, True)} for lid, (dt, _) in ls.items()}
         md = metadata_for(ls)
@@ -231,11 +231,8 @@ def test_mixed_digest_log_verifies_with_ledger_metadata():
         assert verdicts(partial)[4] == {("hmac", True, True)}
         only_dummy = verdicts(bkcodec.read_entry_log(path, digest_type={5: "dummy"}).read_all())
         assert only_dummy[5] == {("dummy", True, True)} and only_dummy[1] == {("crc32c", True, True)}
-        # Raise mode stops at the first entry no setting verifies.
-        with pytest.raises(bkcodec.DigestMismatchError) as e:
-            bkcodec.read_entry_log(path, on_error="raise").read_all()
-        # The third record (CRC32C and CRC32 records before it), at its digest.
-        assert e.value.offset == 1024 + (4 + 32 + 4 + 10) + (4 + 32 + 8 + 10) + 4 + 32
+        # Unchecked is not damage: raise mode reads the whole log.
+        assert bkcodec.read_entry_log(path, on_error="raise").read_all().num_rows == 30
 
 
 def test_bad_digest_arguments():
@@ -413,9 +410,19 @@ def test_locations():
 
 def test_raise_mode_error_rows_stop_the_stream_after_good_rows():
     with fresh_dir() as d:
-        path, _ = mixed_log(d)
-        table = bkcodec.read_entry_log(path).read_all()
-        bad = table.filter(pc.is_valid(table["error"]))
-        assert set(bad["ledger_id"].to_pylist()) == {3, 4, 5}
-        assert all("no digest type verifies" in e for e in bad["error"].to_pylist())
-        assert bad["payload"].null_count == bad.num_rows
+        path, ls = mixed_log(d)
+        data = bytearray(path.read_bytes())
+        rows = bkcodec.read_entry_log(path, payload="none").read_all().to_pylist()
+        victim = next(r for r in rows if (r["ledger_id"], r["entry_id"]) == (1, 3))
+        data[victim["offset"] + 4 + 32 + 4 + 2] ^= 1  # a payload byte of a CRC-32C entry
+        path.write_bytes(bytes(data))
+        flagged = bkcodec.read_entry_log(path).read_all()
+        bad = flagged.filter(pc.is_valid(flagged["error"])).to_pylist()
+        assert [(r["offset"], r["error_kind"], r["digest_ok"]) for r in bad] == [(victim["offset"], "digest_mismatch", False)]
+        reader = bkcodec.read_entry_log(path, on_error="raise", batch_size=4)
+        before = []
+        with pytest.raises(bkcodec.DigestMismatchError) as e:
+            for batch in reader:
+                before.extend(batch.column("offset").to_pylist())
+        assert before == [r["offset"] for r in rows if r["offset"] < victim["offset"]]
+        assert e.value.offset == victim["offset"] + 4 + 32 and e.value.path == str(path)

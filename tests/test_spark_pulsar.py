@@ -14,7 +14,7 @@ import bkcodec.pulsar
 import pulsar_corpus as pc
 
 pytest.importorskip("bkcodec_spark")
-from bkcodec_spark.jobs import export_topic  # noqa: E402
+from bkcodec_spark.jobs import common, export_topic  # noqa: E402
 
 pytestmark = pytest.mark.spark
 
@@ -63,7 +63,7 @@ def test_map_in_arrow_decodes_entry_rows(spark, bookie):
 def test_export_topic_writes_the_topic_partitioned(spark, bookie, tmp_path, capsys):
     out = tmp_path / "orders"
     argv = [str(bookie.root), str(out), "--metadata", str(bookie.dump), "--topic", "orders"]
-    code = export_topic.main(argv, spark=spark)
+    code = common.run(lambda a: export_topic.main(a, spark=spark), argv)
     printed = capsys.readouterr()
     assert code == 0, printed.err
     rows = exported(out)
@@ -89,7 +89,7 @@ def test_export_every_topic_with_damage_exits_1(spark, bookie, tmp_path, capsys)
     out = tmp_path / "all"
     out.mkdir()  # an earlier export, replaced
     argv = [str(root), str(out), "--metadata", str(bookie.dump), "--overwrite", "--valid-only", "--no-payload"]
-    code = export_topic.main(argv, spark=spark)
+    code = common.run(lambda a: export_topic.main(a, spark=spark), argv)
     printed = capsys.readouterr()
     assert code == 1, printed.err
     rows = exported(out)
@@ -111,7 +111,7 @@ def test_export_topic_usage_errors_are_one_line_and_start_no_spark(bookie, tmp_p
     out.mkdir()
     root, dump, new = str(bookie.root), str(bookie.dump), str(tmp_path / "x")
     cases = {
-        "already exists": [root, str(out), "--metadata", dump],
+        "already exists (pass --overwrite": [root, str(out), "--metadata", dump],
         "no ledgers of topic 'nope'": [root, new, "--metadata", dump, "--topic", "nope"],
         "not a directory": [root, new, "--metadata", str(tmp_path / "missing")],
         "no such file or directory": [str(tmp_path / "nowhere"), new, "--metadata", dump],
@@ -119,12 +119,18 @@ def test_export_topic_usage_errors_are_one_line_and_start_no_spark(bookie, tmp_p
     }
     for message, argv in cases.items():
         # No session is passed: one would be started only after these checks.
-        assert export_topic.main(argv) == 2, message
+        assert common.run(export_topic.main, argv) == 2, message
         err = capsys.readouterr().err
-        assert err.startswith("export_topic: error: ") and err.count("\n") == 1 and message in err, err
+        assert err.startswith("job: error: ") and err.count("\n") == 1 and message in err, err
 
 
-def test_export_topic_help():
-    r = subprocess.run([sys.executable, "-m", "bkcodec_spark.jobs.export_topic", "--help"],
-                       capture_output=True, text=True, timeout=120)
+def test_export_topic_as_run(bookie, tmp_path):
+    # As a user runs it: --help, and an error in one line on stderr (no Spark started).
+    def job(*args):
+        command = [sys.executable, "-m", "bkcodec_spark.jobs.export_topic", *map(str, args)]
+        return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+    r = job("--help")
     assert r.returncode == 0 and "--metadata DUMP" in r.stdout and "--overwrite" in r.stdout, r.stderr
+    r = job(bookie.root, tmp_path / "out", "--metadata", bookie.dump, "--topic", "nope")
+    assert r.returncode == 2 and r.stderr == f"export_topic: error: no ledgers of topic 'nope' in {bookie.dump}\n"

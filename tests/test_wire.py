@@ -185,6 +185,23 @@ def test_split_frames():
     assert info.value.offset == len(frames[0]) + len(frames[1]) + 4
 
 
+def test_split_frames_of_a_stream_cut_mid_frame():
+    frames = [wire.encode_add_request(KEY, HELLO), wire.encode_read_request(1, 0), wire.AuthMessage("p", b"x").encode()]
+    stream = b"".join(frames)
+    ends = [sum(len(f) for f in frames[: i + 1]) for i in range(len(frames))]
+    for cut in range(len(stream) + 1):
+        whole, rest = wire.split_frames(stream[:cut], partial=True)
+        assert whole == [f for f, end in zip(frames, ends) if end <= cut], cut
+        assert rest == stream[sum(len(f) for f in whole) : cut]
+    # The rest, with the bytes that arrive next, makes the frame whole.
+    whole, rest = wire.split_frames(stream[:-3], partial=True)
+    assert wire.split_frames(rest + stream[-3:]) == frames[len(whole) :]
+    # A length no frame can have is damage, raised at its offset.
+    with pytest.raises(CorruptDataError) as info:
+        wire.split_frames(frames[0] + b"\xff\xff\xff\xff" + b"x", partial=True)
+    assert info.value.offset == len(frames[0])
+
+
 def test_return_code_mapping_and_enums_agree():
     table = {0: 0, 1: 402, 2: 403, 100: 404, 101: 501, 102: 502, 103: 503, 104: 504, 105: 505, 106: 506, 107: 507}
     for v2, v3 in table.items():

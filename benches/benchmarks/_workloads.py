@@ -200,3 +200,19 @@ def seconds_per_call(fn: Callable, *args, min_time: float = 0.02, repeats: int =
     for _ in range(repeats - 1):
         best = min(best, timer.timeit(number) / number)
     return best
+
+
+def location_index(count: int) -> Path:
+    """A DbLedgerStorage `locations` database (a bookie's RocksDB options, LZ4) of
+    `count` entries in 1000-entry ledgers spread over 8 entry logs, flushed to
+    table files. Needs rocksdict (bkcodec[rocksdb])."""
+
+    def write(path: Path) -> None:
+        from bkcodec import index_db
+
+        step = 1_000_000
+        for first in range(0, count, step):
+            rows = [(i // 1000, i % 1000, (i % 8) << 32 | (1028 + 64 * (i // 8))) for i in range(first, min(count, first + step))]
+            index_db.write_location_index(path, rows)
+
+    return cached_file(f"locations-{count}", write)

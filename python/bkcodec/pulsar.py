@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bkcodec._bkcodec import (
     MessageDecoder,
     RecordBatchReader,
+    bookie_layout,
+    file_kind,
     load_ledger_metadata_dir,
     pulsar_decode_managed_cursor_info,
     pulsar_decode_managed_ledger_info,
@@ -166,57 +168,37 @@ def ledgers_of_topic(table: Any, topic: str | None, *, kinds: Sequence[str] = ME
 
 # ---------------------------------------------------------------- bookie files
 
-_ENTRY_LOG = re.compile(r"^[0-9a-fA-F]+\.log$")
-_JOURNAL = re.compile(r"^[0-9a-fA-F]+\.txn$")
-_ROCKSDB_MARKERS = ("CURRENT", "IDENTITY")
+_MESSAGE_FILES = ("entry_log", "journal")
 
 
-def _is_rocksdb_dir(names: Iterable[str]) -> bool:
-    names = list(names)
-    return any(n in _ROCKSDB_MARKERS or n.startswith("MANIFEST-") for n in names)
-
-
-def _looks_like_text(path: Path) -> bool:
-    with path.open("rb") as f:
-        head = f.read(64)
-    return bool(head) and not head.startswith(b"BKLO") and all(b in b"\t\n\r" or 0x20 <= b < 0x7F for b in head)
+def _id_order(f: Any) -> tuple[int, str]:
+    number = f.log_id if f.kind == "entry_log" else f.journal_id
+    return (-1 if number is None else number, os.fspath(f.path))
 
 
 def bookie_files(paths: Any) -> list[tuple[Path, str]]:
     """Entry logs, then journals, under the given files or bookie directories, as
-    ``(path, "entry_log" | "journal")`` in id order. Files inside a RocksDB directory
-    and text files named like entry logs (log4j's) are not bookie files."""
+    ``(path, "entry_log" | "journal")`` in id order. What a file is comes from the
+    core's discovery (``bkcodec.bookie_layout``, ``bkcodec.file_kind``): files inside
+    RocksDB directories and log4j's ``*.log`` files are not bookie files."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    logs: list[tuple[int, Path]] = []
-    journals: list[tuple[int, Path]] = []
-
-    def add(path: Path) -> None:
-        name = path.name
-        if _ENTRY_LOG.match(name) and not _looks_like_text(path):
-            logs.append((int(name[:-4], 16), path))
-        elif _JOURNAL.match(name):
-            journals.append((int(name[:-4], 16), path))
-
+    found = []
     for p in paths:
         p = Path(p)
         if p.is_dir():
-            for dirpath, dirnames, filenames in os.walk(p):
-                dirnames.sort()
-                if _is_rocksdb_dir(filenames):
-                    continue
-                for name in sorted(filenames):
-                    add(Path(dirpath, name))
+            found.extend(bookie_layout(p).files_of(*_MESSAGE_FILES))
         elif p.is_file():
-            before = len(logs) + len(journals)
-            add(p)
-            if len(logs) + len(journals) == before:
-                raise ValueError(f"{p}: not an entry log (<hex>.log) or journal (<hex>.txn)")
+            f = file_kind(p)
+            if f.kind not in _MESSAGE_FILES:
+                what = f.note or f"a {f.kind.replace('_', ' ')}"
+                raise ValueError(f"{p}: not an entry log or journal ({what})")
+            found.append(f)
         else:
             raise FileNotFoundError(2, "No such file or directory", str(p))
-    logs.sort(key=lambda t: (t[0], str(t[1])))
-    journals.sort(key=lambda t: (t[0], str(t[1])))
-    return [(p, "entry_log") for _, p in logs] + [(p, "journal") for _, p in journals]
+    unique = {Path(f.path).resolve(): f for f in found}  # a file named twice is read once
+    ordered = sorted(unique.values(), key=lambda f: (_MESSAGE_FILES.index(f.kind), *_id_order(f)))
+    return [(Path(f.path), f.kind) for f in ordered]
 
 
 def bookie_ledgers(paths: Any) -> dict[int, int]:
@@ -241,10 +223,10 @@ def bookie_ledgers(paths: Any) -> dict[int, int]:
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     for p in paths:
-        for dirpath, _, filenames in os.walk(p) if Path(p).is_dir() else []:
-            for name in filenames:
-                if name.endswith(".idx") and re.fullmatch(r"[0-9a-fA-F]+", name[:-4]):
-                    out.setdefault(int(name[:-4], 16), 0)
+        if Path(p).is_dir():
+            for f in bookie_layout(p).index_files:
+                if f.ledger_id is not None:
+                    out.setdefault(f.ledger_id, 0)
     return out
 
 

@@ -4,6 +4,7 @@ and walking its batches with progress."""
 from __future__ import annotations
 
 import argparse
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,9 +56,13 @@ def digest_options(args: argparse.Namespace) -> DigestOptions:
     if args.metadata is not None:
         if not args.metadata.is_dir():
             raise CliError("not a directory of ledger metadata", str(args.metadata))
-        metadata = load_ledger_metadata_dir(args.metadata, strict=False)
+        with warnings.catch_warnings(record=True) as skipped:
+            warnings.simplefilter("always")
+            metadata = load_ledger_metadata_dir(args.metadata, strict=False)
         if not metadata:
-            raise CliError("no ledger metadata found (one file per znode expected)", str(args.metadata))
+            # The library's warning names the files it skipped and why.
+            why = str(skipped[0].message) if skipped else "no ledger metadata found (one file per znode expected)"
+            raise CliError(why, None if skipped else str(args.metadata))
     digest = None if args.digest_type == "auto" else args.digest_type
     return DigestOptions(digest, args.password.encode(), metadata)
 

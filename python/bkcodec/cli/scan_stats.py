@@ -1,19 +1,18 @@
-"""Per-file tallies over a reader's rows: entries, ledgers, damaged spans, torn tails."""
+"""Per-file tallies over a reader's rows: entries, ledgers, damaged spans, torn tails.
+
+A row is a damaged span when it has an `error_kind` and no entry fields (or, in a
+journal, `record_type` "damage"); an entry row with an `error_kind` is a damaged
+entry; an entry whose `digest_ok` is null with no error was not checked, and its
+`digest_type` says why (null: its ledger's type is unknown; "hmac": no password)."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-# The `error` of a row that is a damaged span rather than an entry starts with the
-# span's kind (see the readers' documentation); a torn tail is one of the first two.
-# An entry found behind a damaged size field keeps its decoded columns (its format
-# version is set) though its error names the size field: it counts as an entry.
-GAP_KINDS = ("torn_record", "torn_header", "zeros", "bad_header", "bad_size", "bad_record", "garbage")
+# A torn tail: the file ends inside a record or its header.
 TORN_KINDS = ("torn_record", "torn_header")
-_GAP = re.compile(r"^(" + "|".join(GAP_KINDS) + r"):")
 
 
 def _value_counts(array: Any) -> tuple[list[Any], list[int]]:
@@ -60,6 +59,8 @@ class FileTally:
     formats: Counter = field(default_factory=Counter)  # entry format version -> count
     digest_ok: int = 0
     digest_unchecked: int = 0
+    # Unchecked entries by digest type: None (type unknown), "hmac" (no password)...
+    unchecked: Counter = field(default_factory=Counter)
     entry_errors: list[dict[str, Any]] = field(default_factory=list)
     gaps: list[dict[str, Any]] = field(default_factory=list)
     data_end: int = 0
@@ -80,27 +81,24 @@ class FileTally:
         if batch.num_rows == 0:
             return
         names = batch.schema.names
-        error = batch.column("error")
+        kind = batch.column("error_kind")
         if "record_type" in names:
             record_type = batch.column("record_type")
         else:
             record_type = pa.array(["entry"] * batch.num_rows)
         is_gap = pc.or_(
             pc.equal(record_type, "damage"),
-            pc.and_(
-                pc.and_(pc.is_valid(error), pc.is_null(batch.column("format_version"))),
-                pc.fill_null(pc.match_substring_regex(error, _GAP.pattern), False),
-            ),
+            pc.and_(pc.is_valid(kind), pc.is_null(batch.column("format_version"))),
         )
         is_gap = pc.fill_null(is_gap, False)
         if pc.any(is_gap).as_py():
-            for row in batch.filter(is_gap).select(["offset", "record_size", "ledger_id", "entry_id", "error"]).to_pylist():
-                m = _GAP.match(row["error"] or "")
+            cols = ["offset", "record_size", "ledger_id", "entry_id", "error", "error_kind"]
+            for row in batch.filter(is_gap).select(cols).to_pylist():
                 self.gaps.append(
                     {
                         "offset": row["offset"],
                         "length": row["record_size"],
-                        "kind": m.group(1) if m else (row["error"] or "damage").split(":", 1)[0],
+                        "kind": row["error_kind"] or "damage",
                         "ledger_id": row["ledger_id"],
                         "entry_id": row["entry_id"],
                         "error": row["error"],
@@ -144,10 +142,16 @@ class FileTally:
         n_bad = pc.sum(bad).as_py() or 0
         n_good = pc.sum(pc.fill_null(pc.and_(ok, pc.invert(bad)), False)).as_py() or 0
         self.digest_ok += n_good
-        # Neither failed nor verified: no digest checked (verify off, or DUMMY).
+        # Neither failed nor verified: not checked (verify off, HMAC without the
+        # password, a ledger whose digest type nothing tells).
+        unchecked = pc.and_(pc.invert(bad), pc.is_null(ok))
+        if pc.any(unchecked).as_py():
+            types = entries.column("digest_type").filter(unchecked)
+            for value, count in zip(*_value_counts(types)):
+                self.unchecked[value] += count
         self.digest_unchecked += entries.num_rows - n_bad - n_good
         if n_bad:
-            cols = ["offset", "scope_id", "ledger_id", "entry_id", "digest_type", "digest_ok", "error"]
+            cols = ["offset", "scope_id", "ledger_id", "entry_id", "digest_type", "digest_ok", "error", "error_kind"]
             for row in entries.filter(bad).select(cols).to_pylist():
                 row["scope_id"] = row["scope_id"] or 0
                 row["error"] = row["error"] or "digest mismatch"

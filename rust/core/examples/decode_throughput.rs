@@ -5,9 +5,9 @@
 use std::time::Instant;
 
 use arrow_array::BinaryArray;
-use bkcodec_core::arrow::{append_entry_array, EntryBatchBuilder, EntryBatchOptions, OnError, PayloadMode};
+use bkcodec_core::arrow::{EntryBatchOptions, EntryDecoder, OnError, PayloadMode};
 use bkcodec_core::entry::encode_entry;
-use bkcodec_core::{DigestPolicy, DigestResolver, DigestType, Digester, EntryChecks, EntryHeader};
+use bkcodec_core::{DigestPolicy, DigestType, Digester, EntryHeader};
 
 const N: usize = 100_000;
 fn n() -> usize { std::env::var("N").ok().and_then(|v| v.parse().ok()).unwrap_or(N) }
@@ -21,7 +21,7 @@ fn entries(dt: DigestType, payload_len: usize) -> BinaryArray {
     }))
 }
 
-fn run(name: &str, (dt, payload_len): (DigestType, usize), policy: DigestPolicy, mode: PayloadMode, checks: EntryChecks) {
+fn run(name: &str, (dt, payload_len): (DigestType, usize), policy: DigestPolicy, mode: PayloadMode, verify: bool) {
     // An argument runs only the cases whose name contains it.
     if std::env::args().nth(1).is_some_and(|only| !name.contains(&only)) {
         return;
@@ -31,10 +31,9 @@ fn run(name: &str, (dt, payload_len): (DigestType, usize), policy: DigestPolicy,
     for _ in 0..15 * N / n() {
         let start = Instant::now();
         let options = EntryBatchOptions { payload: mode, on_error: OnError::Raise };
-        let mut builder = EntryBatchBuilder::new(options, n(), array.values().len());
-        let mut resolver = DigestResolver::new(policy, b"pw");
-        append_entry_array(&mut builder, &mut resolver, array, 0, checks).unwrap();
-        let batch = builder.finish().unwrap();
+        let mut decoder = EntryDecoder::new(options, policy, b"pw", verify, n(), array.values().len());
+        decoder.append_array(array, 0).unwrap();
+        let batch = decoder.finish().unwrap();
         assert_eq!(batch.num_rows(), n());
         best = best.min(start.elapsed().as_secs_f64());
     }
@@ -43,13 +42,13 @@ fn run(name: &str, (dt, payload_len): (DigestType, usize), policy: DigestPolicy,
 
 fn main() {
     let fixed = DigestPolicy::Fixed;
-    let verify = EntryChecks::DIGEST;
+    let verify = true;
     let crc32c = (DigestType::Crc32c, 64);
     run("crc32c 64 binary", crc32c, fixed(DigestType::Crc32c), PayloadMode::Binary, verify);
     run("crc32c 64 binary_view", crc32c, fixed(DigestType::Crc32c), PayloadMode::BinaryView, verify);
     run("crc32c 64 none", crc32c, fixed(DigestType::Crc32c), PayloadMode::None, verify);
-    run("crc32c 64 binary no-verify", crc32c, fixed(DigestType::Crc32c), PayloadMode::Binary, EntryChecks::default());
-    run("crc32c 64 none no-verify", crc32c, fixed(DigestType::Crc32c), PayloadMode::None, EntryChecks::default());
+    run("crc32c 64 binary no-verify", crc32c, fixed(DigestType::Crc32c), PayloadMode::Binary, false);
+    run("crc32c 64 none no-verify", crc32c, fixed(DigestType::Crc32c), PayloadMode::None, false);
     run("crc32c 64 binary auto", crc32c, DigestPolicy::Auto, PayloadMode::Binary, verify);
     let crc32 = (DigestType::Crc32, 64);
     run("crc32 64 binary", crc32, fixed(DigestType::Crc32), PayloadMode::Binary, verify);

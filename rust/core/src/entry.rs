@@ -4,14 +4,19 @@
 //! Decoding borrows: an [`Entry`] is the parsed header plus slices of the caller's
 //! bytes, so the payload is never copied.
 
-use crate::bytes::{i64_at, i64_unchecked, slice_at, u8_at};
+use std::mem::size_of;
+
+use zerocopy::byteorder::big_endian::I64;
+use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
+
+use crate::bytes::{i64_at, slice_at, u8_at};
 use crate::digest::{DigestType, Digester};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Header length of a V1 entry: ledgerId, entryId, lastAddConfirmed, length.
-pub const V1_HEADER_LEN: usize = 32;
+pub const V1_HEADER_LEN: usize = size_of::<HeaderFields>();
 /// Header length of a V2 entry: flags byte, scopeId, then the V1 fields.
-pub const V2_HEADER_LEN: usize = 41;
+pub const V2_HEADER_LEN: usize = size_of::<V2Prefix>() + size_of::<HeaderFields>();
 /// Header length of an explicit-LAC blob: ledgerId, lac.
 pub const LAC_HEADER_LEN: usize = 16;
 
@@ -93,6 +98,189 @@ impl EntryHeader {
     }
 }
 
+/// The four fields both formats end their header with, as stored (big-endian).
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct HeaderFields {
+    pub ledger_id: I64,
+    pub entry_id: I64,
+    pub last_add_confirmed: I64,
+    pub length: I64,
+}
+
+/// What a V2 header puts before those fields.
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct V2Prefix {
+    pub flags: u8,
+    pub scope_id: I64,
+}
+
+/// The ledger and entry ids at the start of [`HeaderFields`]: all a scanner needs to
+/// judge a record whose header is not complete yet.
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct HeaderIds {
+    pub ledger_id: I64,
+    pub entry_id: I64,
+}
+
+/// An entry header read in place: the one reader of the V1/V2 header layout
+/// (ENTRY_V2.md §1-3). Every parser of entries (the decoders, the file scans,
+/// the batch builders) goes through it.
+#[derive(Clone, Copy)]
+pub struct HeaderView<'a> {
+    prefix: Option<&'a V2Prefix>,
+    fields: &'a HeaderFields,
+}
+
+impl std::fmt::Debug for HeaderView<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.to_header().fmt(f)
+    }
+}
+
+/// The layout a first byte announces: where the header's fields start, how long it
+/// is, and for V2 the digest type its flags declare (or why they are not valid).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderLayout {
+    V1,
+    V2(DigestType),
+    /// Bit 7 set but not a valid V2 flags byte.
+    Invalid,
+}
+
+impl HeaderLayout {
+    #[inline(always)]
+    pub fn of(first_byte: u8) -> HeaderLayout {
+        if first_byte & VERSIONED_BIT == 0 {
+            return HeaderLayout::V1;
+        }
+        if (first_byte >> 4) & 0x7 != FORMAT_V2 {
+            return HeaderLayout::Invalid;
+        }
+        match DigestType::from_proto_value((first_byte & 0x0f) as i64) {
+            Some(dt) => HeaderLayout::V2(dt),
+            None => HeaderLayout::Invalid,
+        }
+    }
+
+    /// Offset of [`HeaderFields`] in the header.
+    #[inline(always)]
+    pub const fn fields_at(self) -> usize {
+        match self {
+            HeaderLayout::V2(_) => size_of::<V2Prefix>(),
+            _ => 0,
+        }
+    }
+
+    #[inline(always)]
+    pub const fn header_len(self) -> usize {
+        self.fields_at() + size_of::<HeaderFields>()
+    }
+}
+
+impl<'a> HeaderView<'a> {
+    /// The header at the start of `bytes` and the bytes after it, or `None` when
+    /// the bytes are too short or the first byte is not a valid V1/V2 start. For hot
+    /// loops; [`HeaderView::parse`] says what is wrong.
+    #[inline(always)]
+    pub fn read(bytes: &'a [u8]) -> Option<(HeaderView<'a>, &'a [u8])> {
+        match HeaderLayout::of(*bytes.first()?) {
+            HeaderLayout::V1 => {
+                let (fields, rest) = HeaderFields::ref_from_prefix(bytes).ok()?;
+                Some((HeaderView { prefix: None, fields }, rest))
+            }
+            HeaderLayout::V2(_) => {
+                let (prefix, rest) = V2Prefix::ref_from_prefix(bytes).ok()?;
+                let (fields, rest) = HeaderFields::ref_from_prefix(rest).ok()?;
+                Some((HeaderView { prefix: Some(prefix), fields }, rest))
+            }
+            HeaderLayout::Invalid => None,
+        }
+    }
+
+    /// [`HeaderView::read`] with the reason when it fails: `Truncated` (too short
+    /// for the header its first byte announces), `UnsupportedVersion` (a format
+    /// version other than 2) or `Corrupt` (a digest nibble outside 1-4).
+    #[inline]
+    pub fn parse(bytes: &'a [u8]) -> Result<(HeaderView<'a>, &'a [u8])> {
+        if let Some(found) = HeaderView::read(bytes) {
+            return Ok(found);
+        }
+        let first = u8_at(bytes, 0)?;
+        if first & VERSIONED_BIT != 0 {
+            parse_v2_flags(first)?;
+        }
+        let layout = HeaderLayout::of(first);
+        let name = if layout == HeaderLayout::V1 { "V1" } else { "V2" };
+        Err(Error::truncated(0, layout.header_len() as u64, bytes.len() as u64)
+            .with_detail(format!("entry shorter than the {}-byte {name} header", layout.header_len())))
+    }
+
+    #[inline(always)]
+    pub fn format(&self) -> EntryFormat {
+        if self.prefix.is_some() { EntryFormat::V2 } else { EntryFormat::V1 }
+    }
+
+    /// Header length in bytes (32 or 41).
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.format().header_len()
+    }
+
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The digest type a V2 header declares; V1 headers do not say.
+    #[inline(always)]
+    pub fn declared_digest(&self) -> Option<DigestType> {
+        self.prefix.and_then(|p| match HeaderLayout::of(p.flags) {
+            HeaderLayout::V2(dt) => Some(dt),
+            _ => None,
+        })
+    }
+
+    #[inline(always)]
+    pub fn scope_id(&self) -> i64 {
+        self.prefix.map_or(0, |p| p.scope_id.get())
+    }
+
+    #[inline(always)]
+    pub fn ledger_id(&self) -> i64 {
+        self.fields.ledger_id.get()
+    }
+
+    #[inline(always)]
+    pub fn entry_id(&self) -> i64 {
+        self.fields.entry_id.get()
+    }
+
+    #[inline(always)]
+    pub fn last_add_confirmed(&self) -> i64 {
+        self.fields.last_add_confirmed.get()
+    }
+
+    #[inline(always)]
+    pub fn length(&self) -> i64 {
+        self.fields.length.get()
+    }
+
+    #[inline(always)]
+    pub fn to_header(&self) -> EntryHeader {
+        EntryHeader {
+            format: self.format(),
+            scope_id: self.scope_id(),
+            ledger_id: self.ledger_id(),
+            entry_id: self.entry_id(),
+            last_add_confirmed: self.last_add_confirmed(),
+            length: self.length(),
+        }
+    }
+}
+
 /// A decoded entry borrowing the bytes it was parsed from.
 #[derive(Debug, Clone, Copy)]
 pub struct Entry<'a> {
@@ -136,30 +324,16 @@ impl<'a> Entry<'a> {
     /// the error only on the rare bad entry.
     #[inline(always)]
     pub fn frame(bytes: &'a [u8], digest_type: Option<DigestType>) -> Option<Entry<'a>> {
-        let first = *bytes.first()?;
-        // The header is read through a fixed-size array: one bounds check for all
-        // its fields.
-        let (header, digest_type) = match EntryFormat::detect(first) {
-            EntryFormat::V1 => (v1_fields(bytes.first_chunk::<V1_HEADER_LEN>()?, 0), digest_type?),
-            EntryFormat::V2 => {
-                if (first >> 4) & 0x7 != FORMAT_V2 {
-                    return None;
-                }
-                let declared = DigestType::from_proto_value((first & 0x0f) as i64)?;
-                if digest_type.is_some_and(|asked| asked != declared) {
-                    return None;
-                }
-                let head = bytes.first_chunk::<V2_HEADER_LEN>()?;
-                let mut header = v1_fields(head, 9);
-                header.format = EntryFormat::V2;
-                header.scope_id = be_i64(head, 1);
-                (header, declared)
-            }
+        let (view, rest) = HeaderView::read(bytes)?;
+        let digest_type = match (view.declared_digest(), digest_type) {
+            (Some(declared), Some(asked)) if declared != asked => return None,
+            (Some(declared), _) => declared,
+            (None, asked) => asked?,
         };
-        if bytes.len() < header.format.header_len() + digest_type.len() {
+        if rest.len() < digest_type.len() {
             return None;
         }
-        Some(Entry { header, digest_type, raw: bytes })
+        Some(Entry { header: view.to_header(), digest_type, raw: bytes })
     }
 
     /// Whether the stored digest matches. DUMMY always matches.
@@ -218,28 +392,6 @@ impl<'a> Entry<'a> {
     }
 }
 
-/// The four V1 header fields at `at` in a fixed-size header, as a V1 header.
-#[inline(always)]
-fn v1_fields<const N: usize>(head: &[u8; N], at: usize) -> EntryHeader {
-    EntryHeader {
-        format: EntryFormat::V1,
-        scope_id: 0,
-        ledger_id: be_i64(head, at),
-        entry_id: be_i64(head, at + 8),
-        last_add_confirmed: be_i64(head, at + 16),
-        length: be_i64(head, at + 24),
-    }
-}
-
-/// A big-endian i64 at a constant offset of a fixed-size header (the bounds check
-/// folds away).
-#[inline(always)]
-pub(crate) fn be_i64<const N: usize>(head: &[u8; N], at: usize) -> i64 {
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&head[at..at + 8]);
-    i64::from_be_bytes(b)
-}
-
 /// Byte equality of two digests, without a `memcmp` call for the common widths
 /// (a call costs more than the compare for 4 or 8 bytes).
 #[inline(always)]
@@ -257,40 +409,8 @@ fn same_digest(a: &[u8], b: &[u8]) -> bool {
 /// digest type the flags byte declares.
 #[inline(always)]
 pub fn parse_header(bytes: &[u8]) -> Result<(EntryHeader, Option<DigestType>)> {
-    let first = u8_at(bytes, 0)?;
-    match EntryFormat::detect(first) {
-        EntryFormat::V1 => {
-            if bytes.len() < V1_HEADER_LEN {
-                return Err(Error::truncated(0, V1_HEADER_LEN as u64, bytes.len() as u64)
-                    .with_detail("entry shorter than the 32-byte V1 header"));
-            }
-            let header = EntryHeader {
-                format: EntryFormat::V1,
-                scope_id: 0,
-                ledger_id: i64_unchecked(bytes, 0),
-                entry_id: i64_unchecked(bytes, 8),
-                last_add_confirmed: i64_unchecked(bytes, 16),
-                length: i64_unchecked(bytes, 24),
-            };
-            Ok((header, None))
-        }
-        EntryFormat::V2 => {
-            let declared = parse_v2_flags(first)?;
-            if bytes.len() < V2_HEADER_LEN {
-                return Err(Error::truncated(0, V2_HEADER_LEN as u64, bytes.len() as u64)
-                    .with_detail("entry shorter than the 41-byte V2 header"));
-            }
-            let header = EntryHeader {
-                format: EntryFormat::V2,
-                scope_id: i64_unchecked(bytes, 1),
-                ledger_id: i64_unchecked(bytes, 9),
-                entry_id: i64_unchecked(bytes, 17),
-                last_add_confirmed: i64_unchecked(bytes, 25),
-                length: i64_unchecked(bytes, 33),
-            };
-            Ok((header, Some(declared)))
-        }
-    }
+    let (view, _) = HeaderView::parse(bytes)?;
+    Ok((view.to_header(), view.declared_digest()))
 }
 
 /// Frames an entry: header, digest and payload boundaries. Does not verify.

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What kind of damage or misuse was found. Bindings map each kind onto one
 /// exception class, so adding a kind here means adding one mapping there.
@@ -45,19 +46,32 @@ impl ErrorKind {
 ///
 /// `offset` is relative to the buffer handed to the parser; file readers
 /// rebase it to an absolute file offset and attach the path with [`Error::in_file`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Error {
     pub kind: ErrorKind,
     pub offset: u64,
     pub detail: String,
     pub path: Option<PathBuf>,
+    /// For [`ErrorKind::Io`], the operating system's error, so bindings can map its
+    /// errno (`FileNotFoundError`, `PermissionError`, ...) without reading the text.
+    pub io: Option<Arc<std::io::Error>>,
 }
+
+impl PartialEq for Error {
+    fn eq(&self, other: &Error) -> bool {
+        let io = |e: &Error| e.io.as_ref().map(|io| (io.kind(), io.raw_os_error()));
+        (self.kind, self.offset, &self.detail, &self.path) == (other.kind, other.offset, &other.detail, &other.path)
+            && io(self) == io(other)
+    }
+}
+
+impl Eq for Error {}
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn new(kind: ErrorKind, offset: u64, detail: impl Into<String>) -> Self {
-        Error { kind, offset, detail: detail.into(), path: None }
+        Error { kind, offset, detail: detail.into(), path: None, io: None }
     }
 
     pub fn truncated(offset: u64, needed: u64, available: u64) -> Self {
@@ -77,7 +91,18 @@ impl Error {
     }
 
     pub fn io(path: &Path, offset: u64, err: &std::io::Error) -> Self {
-        Error::new(ErrorKind::Io, offset, err.to_string()).in_file(path)
+        let kept = match err.raw_os_error() {
+            Some(errno) => std::io::Error::from_raw_os_error(errno),
+            None => std::io::Error::new(err.kind(), err.to_string()),
+        };
+        let mut e = Error::new(ErrorKind::Io, offset, err.to_string()).in_file(path);
+        e.io = Some(Arc::new(kept));
+        e
+    }
+
+    /// The errno of an I/O error, when the operating system gave one.
+    pub fn os_error(&self) -> Option<i32> {
+        self.io.as_ref().and_then(|e| e.raw_os_error())
     }
 
     /// Replaces the detail, keeping kind and offset (for context a low-level read lacks).
@@ -106,13 +131,41 @@ impl Error {
     }
 }
 
+/// `kind: detail at byte N of path`: the location once, from `offset` and `path`, so
+/// details never name the offset themselves. Argument errors are about the caller's
+/// arguments, not bytes of data, and carry no offset (their details say where in an
+/// argument string, when that matters).
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.path {
-            Some(p) => write!(f, "{}: {} at byte {} of {}", self.kind.as_str(), self.detail, self.offset, p.display()),
-            None => write!(f, "{}: {} at byte {}", self.kind.as_str(), self.detail, self.offset),
+        write!(f, "{}: {}", self.kind.as_str(), self.detail)?;
+        match (&self.path, self.kind) {
+            (Some(p), ErrorKind::InvalidArgument) => write!(f, " ({})", p.display()),
+            (Some(p), _) => write!(f, " at byte {} of {}", self.offset, p.display()),
+            (None, ErrorKind::InvalidArgument) => Ok(()),
+            (None, _) => write!(f, " at byte {}", self.offset),
         }
     }
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_names_the_location_once() {
+        let e = Error::corrupt(12, "bad magic");
+        assert_eq!(e.to_string(), "corrupt: bad magic at byte 12");
+        let e = Error::truncated(0, 4, 1).in_file(Path::new("x/0.log"));
+        assert_eq!(e.to_string(), "truncated: needed 4 bytes, 1 available at byte 0 of x/0.log");
+    }
+
+    #[test]
+    fn argument_errors_carry_no_offset() {
+        let e = Error::invalid_argument("unknown digest type \"x\"");
+        assert_eq!(e.to_string(), "invalid argument: unknown digest type \"x\"");
+        let e = Error::invalid_argument("log id too large").in_file(Path::new("a.log"));
+        assert_eq!(e.to_string(), "invalid argument: log id too large (a.log)");
+    }
+}

@@ -8,8 +8,7 @@
 use std::collections::HashMap;
 
 use crate::digest::DigestType;
-use crate::digest_policy::{DigestPolicy, DigestResolver};
-use crate::entry::parse_header;
+use crate::digest_policy::DigestPolicy;
 use crate::files::ScanOptions;
 use crate::metadata::LedgerDigestInfo;
 
@@ -47,6 +46,22 @@ impl LedgerDigests {
 
     pub fn default_policy(&self) -> DigestPolicy {
         self.default_policy
+    }
+
+    /// The policy and password of ledgers without settings of their own.
+    pub fn default_setting(&self) -> (DigestPolicy, &[u8]) {
+        (self.default_policy, &self.default_password)
+    }
+
+    /// Each ledger with settings of its own: its id, policy and password.
+    pub fn ledger_settings(&self) -> Vec<(i64, DigestPolicy, Vec<u8>)> {
+        let mut out: Vec<(i64, DigestPolicy, Vec<u8>)> =
+            self.ledgers.iter().map(|(&id, info)| {
+                let (policy, password) = self.policy_of(info);
+                (id, policy, password)
+            }).collect();
+        out.sort_by_key(|s| s.0);
+        out
     }
 
     /// Number of ledgers with their own settings.
@@ -87,79 +102,29 @@ impl LedgerDigests {
         settings.into_iter().fold(ScanOptions::new(), |o, (dt, pw)| o.with_digest(dt, &pw))
     }
 
-    /// The per-entry resolver for one pass over a file.
-    pub fn resolver(&self) -> LedgerResolver {
-        let mut resolvers = vec![DigestResolver::new(self.default_policy, &self.default_password)];
-        let mut keys = vec![(self.default_policy, self.default_password.clone())];
-        let mut by_ledger = HashMap::with_capacity(self.ledgers.len());
-        for (&ledger_id, info) in &self.ledgers {
-            let key = self.policy_of(info);
-            let index = match keys.iter().position(|k| *k == key) {
-                Some(i) => i,
-                None => {
-                    resolvers.push(DigestResolver::new(key.0, &key.1));
-                    keys.push(key);
-                    resolvers.len() - 1
-                }
-            };
-            by_ledger.insert(ledger_id, index);
-        }
-        LedgerResolver { resolvers, by_ledger }
-    }
-}
-
-/// Picks the [`DigestResolver`] for each entry by its ledger id. Ledgers sharing a
-/// digest type and password share one resolver (and its keyed digesters).
-#[derive(Debug, Clone)]
-pub struct LedgerResolver {
-    /// The default's resolver first.
-    resolvers: Vec<DigestResolver>,
-    by_ledger: HashMap<i64, usize>,
-}
-
-impl LedgerResolver {
-    /// The resolver for the entry in `bytes` (the default's when its ledger has no
-    /// settings of its own, or its header cannot be read).
-    #[inline]
-    pub fn for_entry(&mut self, bytes: &[u8]) -> &mut DigestResolver {
-        if self.by_ledger.is_empty() {
-            return &mut self.resolvers[0];
-        }
-        let index = match parse_header(bytes) {
-            Ok((h, _)) => self.by_ledger.get(&h.ledger_id).copied().unwrap_or(0),
-            Err(_) => 0,
-        };
-        &mut self.resolvers[index]
-    }
-
-    /// The resolver of every entry, when no ledger has settings of its own.
-    pub fn sole(&mut self) -> Option<&mut DigestResolver> {
-        if self.by_ledger.is_empty() {
-            self.resolvers.first_mut()
-        } else {
-            None
-        }
-    }
-
-    /// The resolver for a ledger (for records that carry only a ledger id).
-    pub fn for_ledger(&mut self, ledger_id: i64) -> &mut DigestResolver {
-        let index = self.by_ledger.get(&ledger_id).copied().unwrap_or(0);
-        &mut self.resolvers[index]
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::digest::Digester;
+    use crate::digest_check::{DigestChecker, Outcome, Verdict};
     use crate::entry::{encode_entry, EntryHeader};
 
     fn entry(dt: DigestType, pw: &[u8], ledger: i64) -> Vec<u8> {
-        encode_entry(&EntryHeader::new(0, ledger, 0, -1, 4), b"data", &Digester::new(dt, pw)).unwrap()
+        // Entry 3, so no length chain tells its type: only settings and digests do.
+        encode_entry(&EntryHeader::new(0, ledger, 3, 2, 40), b"data", &Digester::new(dt, pw)).unwrap()
     }
 
     fn info(dt: Option<DigestType>, pw: &[u8]) -> LedgerDigestInfo {
         LedgerDigestInfo { digest_type: dt, password: pw.to_vec() }
+    }
+
+    fn verdict(c: &mut DigestChecker, bytes: &[u8]) -> (Option<DigestType>, Verdict) {
+        match c.check_one(bytes) {
+            Outcome::Framed(e, _) => (e.digest_type, e.verdict),
+            Outcome::Unframed(e) => panic!("{e}"),
+        }
     }
 
     #[test]
@@ -169,7 +134,7 @@ mod tests {
             .with_ledger(2, info(Some(DigestType::Hmac), b"two"))
             .with_ledger(3, info(Some(DigestType::Hmac), b"three"))
             .with_ledger(4, info(None, b""));
-        let mut r = digests.resolver();
+        let mut c = DigestChecker::new(&digests, true);
         let cases = [
             (entry(DigestType::Dummy, b"", 1), DigestType::Dummy),
             (entry(DigestType::Hmac, b"two", 2), DigestType::Hmac),
@@ -178,16 +143,15 @@ mod tests {
             (entry(DigestType::Crc32c, b"", 5), DigestType::Crc32c),
         ];
         for (bytes, dt) in &cases {
-            let got = r.for_entry(bytes).resolve(bytes, true).unwrap();
-            assert_eq!((got.entry.digest_type, got.digest_ok), (*dt, Some(true)));
+            assert_eq!(verdict(&mut c, bytes), (Some(*dt), Verdict::Verified));
         }
         // The wrong password fails as a mismatch, not a guess.
         let wrong = entry(DigestType::Hmac, b"three", 2);
-        assert_eq!(r.for_entry(&wrong).resolve(&wrong, true).unwrap().digest_ok, Some(false));
-        // Auto alone cannot read the DUMMY or HMAC ledgers.
-        let mut auto = LedgerDigests::default().resolver();
+        assert_eq!(verdict(&mut c, &wrong), (Some(DigestType::Hmac), Verdict::Mismatch));
+        // Without the metadata, nothing tells these DUMMY and HMAC entries' types.
+        let mut auto = DigestChecker::new(&LedgerDigests::default(), true);
         for (bytes, _) in &cases[..3] {
-            assert!(auto.for_entry(bytes).resolve(bytes, true).is_err());
+            assert_eq!(verdict(&mut auto, bytes).1, Verdict::Unchecked(crate::digest_check::Unchecked::UnknownType));
         }
     }
 

@@ -173,7 +173,7 @@ fn bad_char(offset: usize, c: u8, expected: &str) -> Error {
     Error::new(
         ErrorKind::InvalidArgument,
         offset as u64,
-        format!("ledger qualified name has {found} where {expected} belongs"),
+        format!("ledger qualified name has {found} at position {offset} where {expected} belongs"),
     )
 }
 

@@ -7,9 +7,11 @@
 pub mod arrow;
 pub mod bytes;
 pub mod digest;
+pub mod digest_check;
 pub mod digest_policy;
 pub mod entry;
 pub mod error;
+#[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 #[cfg(test)]
@@ -22,15 +24,17 @@ pub(crate) mod java_number;
 pub mod metadata;
 pub mod wire;
 pub mod files;
+pub mod bookie;
 pub mod ledger_digests;
 // Apache Pulsar's messages and topic metadata.
 pub mod pulsar;
 
 pub use digest::{DigestType, Digester};
-pub use digest_policy::{DigestPolicy, DigestResolver, EntryChecks, ResolvedEntry};
+pub use digest_check::{check_entry, CheckedEntry, DigestChecker, Unchecked, Verdict};
+pub use digest_policy::DigestPolicy;
 pub use entry::{Entry, EntryFormat, EntryHeader};
 pub use error::{Error, ErrorKind, Result};
 pub use ledger_id::LedgerId;
 pub use bookie_id::BookieId;
 pub use metadata::{LedgerDigestInfo, LedgerMetadata};
-pub use ledger_digests::{LedgerDigests, LedgerResolver};
+pub use ledger_digests::LedgerDigests;

@@ -6,12 +6,14 @@ use std::io::Cursor;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, RecordBatch, RecordBatchReader};
+use std::sync::Arc;
+
 use arrow_buffer::Buffer;
-use bkcodec_core::arrow::journal::DAMAGE_RECORD_TYPE;
 use bkcodec_core::arrow::{
     ArrowBatchReader, BatchStream, EntryBatchOptions, EntryLogBatchReader, FileScanOptions, IndexBatchReader, JournalBatchReader,
-    MappedFile, OnError, PayloadMode,
+    OnError, PayloadMode,
 };
+use bkcodec_core::files::{MemorySource, ReadAt};
 use bkcodec_core::digest::{DigestType, Digester};
 use bkcodec_core::entry::{encode_entry, encode_lac, EntryHeader};
 use bkcodec_core::files::index_file::encode_index_file;
@@ -38,8 +40,8 @@ fn options(payload: PayloadMode, on_error: OnError) -> FileScanOptions {
     FileScanOptions::new(EntryBatchOptions { payload, on_error }, LedgerDigests::default())
 }
 
-fn file(bytes: Vec<u8>) -> MappedFile {
-    MappedFile::from_buffer(Buffer::from_vec(bytes))
+fn file(bytes: Vec<u8>) -> Arc<dyn ReadAt> {
+    Arc::new(MemorySource::from_vec(bytes))
 }
 
 fn i64s(batch: &RecordBatch, name: &str) -> Vec<Option<i64>> {
@@ -61,7 +63,7 @@ fn entry_log_rows_in_batches() {
     assert_eq!(batches.iter().map(|b| b.num_rows()).collect::<Vec<_>>(), [30, 30, 30, 10]);
     let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     assert_eq!(&names[..4], ["log_id", "offset", "location", "record_size"]);
-    assert_eq!(names.last().unwrap(), "error");
+    assert_eq!(names[names.len() - 2..], ["error", "error_kind"]);
     let got: Vec<i64> = batches.iter().flat_map(|b| i64s(b, "offset")).map(Option::unwrap).collect();
     assert_eq!(got, offsets.iter().map(|&o| o as i64).collect::<Vec<_>>());
     let first = &batches[0];
@@ -116,11 +118,17 @@ fn damage_rows_and_arrow_errors() {
         .next()
         .unwrap()
         .unwrap();
-    assert_eq!(batch.num_rows(), 10);
+    // The torn record, then (the log was rolled, its header places the map past the
+    // cut) the missing tail.
+    assert_eq!(batch.num_rows(), 11);
     assert_eq!(i64s(&batch, "offset")[9], Some(offsets[9] as i64));
     assert_eq!(i64s(&batch, "record_size")[9], Some((cut - offsets[9] as usize) as i64));
     assert_eq!(i64s(&batch, "location")[9], None);
     assert!(strings(&batch, "error")[9].as_deref().unwrap().starts_with("torn_record:"));
+    assert_eq!(i64s(&batch, "offset")[10], Some(cut as i64));
+    let truncated = strings(&batch, "error")[10].clone().unwrap();
+    assert!(truncated.starts_with("truncated: the header places the ledgers map at byte"), "{truncated}");
+    assert!(truncated.ends_with(&format!("the file ends at byte {cut}")), "{truncated}");
     // Through arrow-rs's reader trait the error is an external error holding ours.
     let reader = EntryLogBatchReader::new(file(torn), None, options(PayloadMode::None, OnError::Raise)).unwrap();
     let mut arrow = ArrowBatchReader(Box::new(reader));
@@ -157,17 +165,31 @@ fn legacy_record_overwritten_with_fill_bytes_is_flagged() {
     assert!(err.to_string().contains(&format!("at byte {at}")), "{err}");
 }
 
+/// A damaged header is the first row, and the entries after it are read; under
+/// `raise` it is the error. An empty file is a torn header.
 #[test]
-fn not_an_entry_log() {
-    let mut bytes = sample_log(1).0;
+fn damaged_header_is_a_row_and_the_log_is_read_on() {
+    let mut bytes = sample_log(3).0;
     bytes[0] = b'X';
-    let err = EntryLogBatchReader::new(file(bytes), None, options(PayloadMode::None, OnError::Flag)).unwrap_err();
+    let batch = EntryLogBatchReader::new(file(bytes.clone()), None, options(PayloadMode::None, OnError::Flag))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(strings(&batch, "error_kind"), [Some("bad_header".to_string()), None, None, None]);
+    assert_eq!(i64s(&batch, "record_size")[0], Some(1024));
+    let mut raising = EntryLogBatchReader::new(file(bytes), None, options(PayloadMode::None, OnError::Raise)).unwrap();
+    let err = raising.next().unwrap().unwrap_err();
     assert_eq!((err.kind, err.offset), (ErrorKind::Corrupt, 0));
-    assert!(err.detail.starts_with("not an entry log"));
-    let empty = EntryLogBatchReader::new(file(Vec::new()), None, options(PayloadMode::None, OnError::Flag)).unwrap();
-    assert_eq!(empty.count(), 0);
+    assert!(err.detail.starts_with("bad_header"), "{err}");
+    let empty: Vec<RecordBatch> = EntryLogBatchReader::new(file(Vec::new()), None, options(PayloadMode::None, OnError::Flag))
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect();
+    assert_eq!(strings(&empty[0], "error_kind"), [Some("torn_header".to_string())]);
     let err = EntryLogBatchReader::new(file(sample_log(1).0), Some(1 << 32), options(PayloadMode::None, OnError::Flag))
-        .unwrap_err();
+        .err()
+        .unwrap();
     assert_eq!(err.kind, ErrorKind::InvalidArgument);
 }
 
@@ -176,7 +198,7 @@ fn payload_views_point_into_the_file() {
     let (bytes, _) = sample_log(40);
     let source = Buffer::from_vec(bytes);
     let ptr = source.as_ptr() as usize..source.as_ptr() as usize + source.len();
-    let batch = EntryLogBatchReader::new(MappedFile::from_buffer(source.clone()), None, options(PayloadMode::BinaryView, OnError::Flag))
+    let batch = EntryLogBatchReader::new(Arc::new(MemorySource::new(source.clone())), None, options(PayloadMode::BinaryView, OnError::Flag))
         .unwrap()
         .next()
         .unwrap()
@@ -197,8 +219,13 @@ fn ledgers_settings_verify_dummy_and_hmac() {
         let opts = FileScanOptions::new(EntryBatchOptions { payload: PayloadMode::None, on_error: OnError::Flag }, digests);
         EntryLogBatchReader::new(file(bytes.clone()), None, opts).unwrap().next().unwrap().unwrap()
     };
+    // Without settings, each ledger's length chain tells its type: DUMMY verifies
+    // as DigestManager's DUMMY does, HMAC without its password is unchecked.
     let auto = read(LedgerDigests::default());
-    assert_eq!(auto.column_by_name("error").unwrap().null_count(), 0);
+    assert_eq!(auto.column_by_name("error").unwrap().null_count(), 2);
+    assert_eq!(strings(&auto, "digest_type"), [Some("dummy".to_string()), Some("hmac".to_string())]);
+    let ok = auto.column_by_name("digest_ok").unwrap().as_boolean();
+    assert!(ok.value(0) && ok.is_null(1));
     let told = read(
         LedgerDigests::new(DigestPolicy::Auto, b"")
             .with_ledger(1, LedgerDigestInfo { digest_type: Some(DigestType::Dummy), password: Vec::new() })
@@ -220,7 +247,7 @@ fn journal_rows_with_meta_columns() {
     w.flush().unwrap();
     let mut bytes = w.finish().unwrap().into_inner();
     let read = |bytes: Vec<u8>, padding: bool| {
-        let mut reader = JournalBatchReader::new(file(bytes), Some(77), padding, options(PayloadMode::Binary, OnError::Flag)).unwrap();
+        let mut reader = JournalBatchReader::new(file(bytes), Some(77), padding, None, options(PayloadMode::Binary, OnError::Flag)).unwrap();
         let batch = reader.next().unwrap().unwrap();
         assert!(reader.next().is_none(), "one batch");
         batch
@@ -239,15 +266,15 @@ fn journal_rows_with_meta_columns() {
     let blobs = batch.column_by_name("explicit_lac_blob").unwrap().as_binary::<i32>();
     assert_eq!(blobs.value(2), lac.as_slice());
     let names: Vec<String> = batch.schema().fields().iter().map(|f| f.name().clone()).collect();
-    assert_eq!(names.last().unwrap(), "error");
-    assert_eq!(names[names.len() - 4..names.len() - 1], ["master_key", "explicit_lac", "explicit_lac_blob"]);
+    assert_eq!(names[names.len() - 2..], ["error", "error_kind"]);
+    assert_eq!(names[names.len() - 5..names.len() - 2], ["master_key", "explicit_lac", "explicit_lac_blob"]);
     let with_padding = read(bytes.clone(), true);
     assert_eq!(strings(&with_padding, "record_type").iter().filter(|t| t.as_deref() == Some("padding")).count(), 2);
     // Torn inside the fence record: a damage row.
     let fence = i64s(&batch, "offset")[3].unwrap() as usize;
     bytes.truncate(fence + 10);
     let torn = read(bytes, false);
-    assert_eq!(strings(&torn, "record_type").last().unwrap().as_deref(), Some(DAMAGE_RECORD_TYPE));
+    assert_eq!(strings(&torn, "record_type").last().unwrap().as_deref(), Some("damage"));
 }
 
 #[test]

@@ -196,8 +196,8 @@ fn torn_journals_keep_every_complete_record() {
         assert!(complete.iter().all(|r| f.has(r)), "cut {cut}");
         let tail = complete.last().map_or(512, |r| r.end());
         let gaps: Vec<(u64, u64)> = f.gaps.iter().map(|g| (g.offset, g.len)).collect();
-        assert_eq!(gaps, if cut > tail { vec![(tail, cut - tail)] } else { vec![] }, "cut {cut}");
-        assert!(f.gaps.iter().all(|g| matches!(g.kind, GapKind::TornRecord | GapKind::TrailingZeros)), "cut {cut}");
+        assert_eq!(gaps, if cut > tail { vec![(tail, cut - tail)] } else { vec![] }, "cut {cut}: {:?}", f.gaps);
+        assert!(f.gaps.iter().all(|g| matches!(g.kind, GapKind::TornRecord | GapKind::TrailingZeros)), "cut {cut}: {:?}", f.gaps);
     }
     for &cut in cuts.iter().step_by(11) {
         tile_check(&bytes[..cut as usize], &ScanOptions::new(), &[cut], &format!("cut {cut}"));
@@ -300,21 +300,20 @@ fn zeros_and_unknown_meta_records_in_the_middle() {
     assert_eq!(f.gaps.len(), 1);
     assert_eq!((f.gaps[0].offset, f.gaps[0].end(), f.gaps[0].kind), (victim.offset, victim.end(), GapKind::Zeros));
 
-    // An unknown meta record (entry id -12345) is reported and skipped.
-    let entry = recs.iter().find(|r| r.kind == "entry").unwrap();
-    let mut unknown = bytes.clone();
-    let at = entry.offset as usize + 4 + 8;
-    unknown[at..at + 8].copy_from_slice(&(-12345i64).to_be_bytes());
-    let f = scan(&unknown, &ScanOptions::new());
-    assert_eq!(f.records.len(), recs.len());
-    let (_, _, _, kind) = f.records.iter().find(|(o, ..)| *o == entry.offset).unwrap();
-    assert_eq!(*kind, "unknown");
-    let j = Journal::new(&unknown).unwrap();
-    let rec = j.scan(&ScanOptions::new()).find_map(|it| match it {
-        JournalItem::Record(r) if r.offset == entry.offset => Some(r),
-        _ => None,
-    });
-    assert!(matches!(rec.unwrap().kind, JournalRecordKind::Unknown { entry_id: -12345, .. }));
+    // A negative entry id that is no meta record's (an entry id with its sign bit
+    // flipped, say) is damage: that record is one bad_record span, the rest intact.
+    for forged in [-12345i64, i64::MIN | 3] {
+        let entry = recs.iter().find(|r| r.kind == "entry").unwrap();
+        let mut unknown = bytes.clone();
+        let at = entry.offset as usize + 4 + 8;
+        unknown[at..at + 8].copy_from_slice(&forged.to_be_bytes());
+        let f = scan(&unknown, &ScanOptions::new());
+        for o in recs.iter().filter(|o| o.offset != entry.offset) {
+            assert!(f.has(o), "lost {} at {}", o.kind, o.offset);
+        }
+        assert_eq!(f.gaps.len(), 1, "{forged}");
+        assert_eq!((f.gaps[0].offset, f.gaps[0].end(), f.gaps[0].kind), (entry.offset, entry.end(), GapKind::BadRecord));
+    }
 }
 
 /// An explicit-LAC record in a version 5 journal (BookKeeper's replay would fail):

@@ -1,12 +1,13 @@
-//! The digest resolver and the batch builder on entries written by BookKeeper's own
+//! The digest checker and the batch decoder on entries written by BookKeeper's own
 //! DigestManager (golden corpus, entries/). Skips when the corpus is absent.
 
 use std::path::PathBuf;
 
 use arrow_array::cast::AsArray;
 use arrow_array::Array;
-use bkcodec_core::arrow::{append_entries, EntryBatchBuilder, EntryBatchOptions, OnError, PayloadMode};
-use bkcodec_core::{DigestPolicy, DigestResolver, DigestType, EntryChecks, ErrorKind};
+use bkcodec_core::arrow::{EntryBatchOptions, EntryDecoder, OnError, PayloadMode};
+use bkcodec_core::digest_check::Outcome;
+use bkcodec_core::{DigestChecker, DigestPolicy, DigestType, LedgerDigests, Unchecked, Verdict};
 
 fn golden_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("BKCODEC_GOLDEN")
@@ -39,26 +40,35 @@ fn auto_policy_infers_every_checksummed_ledger() {
         let file = std::fs::read(dir.join(format!("entries/{}.entries", dt.name().to_uppercase()))).unwrap();
         let entries = records(&file);
         assert_eq!(entries.len(), 58);
-        let mut resolver = DigestResolver::new(DigestPolicy::Auto, b"secret");
+        let mut checker = DigestChecker::new(&LedgerDigests::new(DigestPolicy::Auto, b"secret"), true);
         for (i, bytes) in entries.iter().enumerate() {
-            let r = resolver.resolve(bytes, true).unwrap_or_else(|e| panic!("{dt} record {i}: {e}"));
-            assert_eq!((r.entry.digest_type, r.digest_ok), (dt, Some(true)), "{dt} record {i}");
-            assert_eq!(resolver.inferred_type(r.entry.header.ledger_id), Some(dt));
+            let Outcome::Framed(c, None) = checker.check_one(bytes) else { panic!("{dt} record {i}") };
+            assert_eq!((c.digest_type, c.verdict), (Some(dt), Verdict::Verified), "{dt} record {i}");
         }
     }
 }
 
+/// DUMMY and HMAC ledgers without their settings: the length chain (BookKeeper's
+/// running ledger length) tells the digest's length, so DUMMY entries read as
+/// DUMMY and HMAC ones without the password as unchecked, never as damaged; an
+/// entry with no chain of its own takes its ledger's.
 #[test]
-fn dummy_ledgers_must_be_named() {
+fn length_chains_tell_dummy_and_hmac_ledgers() {
     let Some(dir) = golden_dir() else { return };
-    let file = std::fs::read(dir.join("entries/DUMMY.entries")).unwrap();
-    let entries = records(&file);
-    let mut auto = DigestResolver::new(DigestPolicy::Auto, b"secret");
-    let mut named = DigestResolver::new(DigestPolicy::Fixed(DigestType::Dummy), b"");
-    for bytes in &entries {
-        let e = auto.resolve(bytes, true).unwrap_err();
-        assert_eq!((e.kind, e.offset), (ErrorKind::DigestMismatch, 32));
-        assert_eq!(named.resolve(bytes, true).unwrap().digest_ok, Some(true));
+    for (name, expected) in [
+        ("DUMMY", (Some(DigestType::Dummy), Verdict::Verified)),
+        ("HMAC", (Some(DigestType::Hmac), Verdict::Unchecked(Unchecked::NoPassword))),
+    ] {
+        let file = std::fs::read(dir.join(format!("entries/{name}.entries"))).unwrap();
+        let entries = records(&file);
+        let mut auto = DigestChecker::new(&LedgerDigests::new(DigestPolicy::Auto, b""), true);
+        let mut named = DigestChecker::new(&LedgerDigests::new(DigestPolicy::Fixed(DigestType::from_name(name).unwrap()), b"secret"), true);
+        for (i, bytes) in entries.iter().enumerate() {
+            let Outcome::Framed(c, None) = auto.check_one(bytes) else { panic!("{name} record {i}") };
+            assert_eq!((c.digest_type, c.verdict), expected, "{name} record {i}");
+            let Outcome::Framed(c, None) = named.check_one(bytes) else { panic!("{name} record {i}") };
+            assert_eq!(c.verdict, Verdict::Verified, "{name} record {i}");
+        }
     }
 }
 
@@ -70,11 +80,10 @@ fn builder_flags_exactly_the_damaged_records() {
         let bad = std::fs::read(dir.join(format!("entries/{name}.corrupt.entries"))).unwrap();
         let (good, bad) = (records(&good), records(&bad));
         let options = EntryBatchOptions { payload: PayloadMode::BinaryView, on_error: OnError::Flag };
-        let mut builder = EntryBatchBuilder::new(options, good.len() + bad.len(), 0);
-        let mut resolver = DigestResolver::new(DigestPolicy::Fixed(DigestType::from_name(name).unwrap()), b"secret");
-        let all = good.iter().chain(&bad).map(|b| Some(*b));
-        append_entries(&mut builder, &mut resolver, all, 0, EntryChecks::DIGEST).unwrap();
-        let batch = builder.finish().unwrap();
+        let policy = DigestPolicy::Fixed(DigestType::from_name(name).unwrap());
+        let mut decoder = EntryDecoder::new(options, policy, b"secret", true, good.len() + bad.len(), 0);
+        decoder.append(good.iter().chain(&bad).map(|b| Some(*b)), 0).unwrap();
+        let batch = decoder.finish().unwrap();
         let errors = batch.column_by_name("error").unwrap().as_string::<i32>().clone();
         assert_eq!(errors.len(), good.len() + bad.len());
         assert!((0..good.len()).all(|i| errors.is_null(i)), "{name}: good records are clean");

@@ -9,7 +9,7 @@ use std::path::Path;
 use bkcodec_core::digest::{DigestType, Digester};
 use bkcodec_core::entry::infer_digest_type;
 use bkcodec_core::files::entry_log::{self, EntryLogItem, LedgerSize, LedgersMapSource, LogEntry};
-use bkcodec_core::files::{ByteSource, EntryLog, EntryLogHeader, EntryLogLayout, GapKind, ScanOptions};
+use bkcodec_core::files::{MemorySource, EntryLog, EntryLogHeader, EntryLogLayout, GapKind, ScanOptions};
 use common::*;
 use serde_json::Value;
 
@@ -83,10 +83,10 @@ fn scanned_sizes(log: &EntryLog<'_>) -> Vec<LedgerSize> {
     m.into_iter().map(|(ledger_id, size)| LedgerSize { ledger_id, size }).collect()
 }
 
-fn open(dir: &Path, rows: &[Value]) -> (ByteSource, u32) {
+fn open(dir: &Path, rows: &[Value]) -> (MemorySource, u32) {
     let file = records(rows, "file")[0];
     let path = dir.join(file["path"].as_str().unwrap());
-    let src = ByteSource::open(&path).unwrap();
+    let src = MemorySource::read(&path).unwrap();
     assert_eq!(src.len(), u64_of(&file["file_size"]));
     let log_id = entry_log::log_id_from_path(&path).unwrap();
     assert_eq!(log_id, i64_of(&file["entry_log_id"]));
@@ -276,7 +276,7 @@ fn golden_logs_tile_exactly() {
         files.push(dir.join("direct_rolled/current/0.log"));
     }
     for path in files {
-        let src = ByteSource::open(&path).unwrap();
+        let src = MemorySource::read(&path).unwrap();
         let log = EntryLog::new(src.bytes());
         for opts in [ScanOptions::new(), options()] {
             let whole = log_items(&log, &opts, 0, u64::MAX);

@@ -7,7 +7,7 @@ use std::path::Path;
 use bkcodec_core::digest::{master_key, DigestType, Digester};
 use bkcodec_core::entry::decode_lac;
 use bkcodec_core::files::index_file::{encode_index_file, index_path, ledger_id_from_index_path, IndexHeader};
-use bkcodec_core::files::{ByteSource, IndexFile, Location};
+use bkcodec_core::files::{MemorySource, IndexFile, Location};
 use common::*;
 
 #[test]
@@ -22,8 +22,8 @@ fn index_files_read_back_as_written() {
         assert_eq!(Path::new(rel).strip_prefix("ledgers/current").unwrap(), index_path(0, ledger_id));
         let path = dir.join(rel);
         assert_eq!(ledger_id_from_index_path(&path), Some(ledger_id));
-        let src = ByteSource::open(&path).unwrap();
-        assert_eq!(src.len(), u64_of(&row["file_size"]));
+        let src = MemorySource::read(&path).unwrap();
+        assert_eq!(src.bytes().len() as u64, u64_of(&row["file_size"]));
         let idx = IndexFile::parse(src.bytes()).unwrap();
         let h = &row["header"];
         assert_eq!(idx.header.version as i64, i64_of(&h["version"]));

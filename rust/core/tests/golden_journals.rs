@@ -9,7 +9,7 @@ use std::path::Path;
 use bkcodec_core::digest::{DigestType, Digester};
 use bkcodec_core::entry::decode_lac;
 use bkcodec_core::files::journal::{self, JournalRecord, JournalRecordKind};
-use bkcodec_core::files::{ByteSource, GapKind, Journal, JournalItem, JournalWriter, LastMark, ScanOptions};
+use bkcodec_core::files::{MemorySource, GapKind, Journal, JournalItem, JournalWriter, LastMark, ScanOptions};
 use common::*;
 use serde_json::Value;
 
@@ -21,13 +21,13 @@ fn options() -> ScanOptions {
         .with_digest(DigestType::Hmac, b"secret")
 }
 
-fn load(dir: &Path, scenario: &str) -> (Vec<Value>, ByteSource) {
+fn load(dir: &Path, scenario: &str) -> (Vec<Value>, MemorySource) {
     let rows = manifest(&dir.join(format!("{scenario}.jsonl")));
     let file = records(&rows, "file")[0];
     let path = dir.join(file["path"].as_str().unwrap());
     assert_eq!(journal::journal_id_from_path(&path), Some(i64_of(&file["journal_id"])));
     assert_eq!(journal::file_name(i64_of(&file["journal_id"])), path.file_name().unwrap().to_str().unwrap());
-    let src = ByteSource::open(&path).unwrap();
+    let src = MemorySource::read(&path).unwrap();
     assert_eq!(src.len(), u64_of(&file["file_size"]));
     (rows, src)
 }
@@ -201,7 +201,6 @@ fn writer_reproduces_golden_journals() {
                 JournalRecordKind::ExplicitLac { ledger_id, lac_blob } => {
                     w.add_explicit_lac(ledger_id, lac_blob).unwrap().unwrap()
                 }
-                other => panic!("unexpected record {other:?}"),
             };
             assert_eq!(at, r.offset);
             if matches!(recs.get(i + 1).map(|n| n.kind), Some(JournalRecordKind::Padding { .. })) {

@@ -1,11 +1,44 @@
-//! Files over 4 GiB: offsets stay 64-bit (a sparse file, so nothing is written in between).
+//! Files over 4 GiB: offsets stay 64-bit, and a sparse hole of gigabytes is crossed
+//! without reading it or holding it in memory.
 
 use std::io::{Seek, SeekFrom, Write};
+use std::sync::Arc;
 
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::Array;
+use bkcodec_core::arrow::{EntryBatchOptions, EntryLogBatchReader, FileScanOptions, OnError, PayloadMode};
 use bkcodec_core::digest::{DigestType, Digester};
 use bkcodec_core::entry::{encode_entry, EntryHeader};
-use bkcodec_core::files::entry_log::EntryLogItem;
-use bkcodec_core::files::{ByteSource, EntryLog, GapKind, ScanOptions};
+use bkcodec_core::files::entry_log::read_entry_at;
+use bkcodec_core::files::{FileSource, ReadAt};
+use bkcodec_core::{DigestPolicy, LedgerDigests};
+
+fn options(start: u64) -> FileScanOptions {
+    let entries = EntryBatchOptions { payload: PayloadMode::BinaryView, on_error: OnError::Flag };
+    let mut o = FileScanOptions::new(entries, LedgerDigests::new(DigestPolicy::Fixed(DigestType::Crc32c), b""));
+    o.start = start;
+    o
+}
+
+/// `(offset, entry id or None, error kind)` of every row.
+fn rows(reader: EntryLogBatchReader) -> Vec<(u64, Option<i64>, Option<String>)> {
+    let mut out = Vec::new();
+    for batch in reader {
+        let b = batch.unwrap();
+        let offsets = b.column_by_name("offset").unwrap().as_primitive::<Int64Type>();
+        let ids = b.column_by_name("entry_id").unwrap().as_primitive::<Int64Type>();
+        let kinds = b.column_by_name("error_kind").unwrap().as_string::<i32>();
+        for i in 0..b.num_rows() {
+            out.push((
+                offsets.value(i) as u64,
+                ids.is_valid(i).then(|| ids.value(i)),
+                kinds.is_valid(i).then(|| kinds.value(i).to_string()),
+            ));
+        }
+    }
+    out
+}
 
 #[test]
 fn entries_past_four_gib_are_found_with_64_bit_offsets() {
@@ -32,31 +65,31 @@ fn entries_past_four_gib_are_found_with_64_bit_offsets() {
             f.write_all(&record(e)).unwrap();
         }
     }
-    let src = ByteSource::open(&path).unwrap();
-    assert!(src.len() > 1 << 32);
-    let log = EntryLog::new(src.bytes());
-    let opts = ScanOptions::new();
+    let source: Arc<dyn ReadAt> = Arc::new(FileSource::open(&path).unwrap());
+    assert!(source.len() > 1 << 32);
     // A range starting past 4 GiB finds the entries there.
-    let late: Vec<_> = log
-        .scan_range(&opts, 4 << 30, u64::MAX)
-        .filter_map(|it| match it {
-            EntryLogItem::Entry(e) => Some(e),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(late.iter().map(|e| e.header.entry_id).collect::<Vec<_>>(), vec![3, 4, 5]);
-    assert_eq!(late[0].offset, far);
-    // A location cannot hold an offset past 4 GiB; reading by offset still works.
-    assert!(late[0].location(1).is_none());
-    assert_eq!(log.entry_at(far + 4).unwrap(), late[0].bytes);
-    // The whole file: the zeros between are one gap, every entry is found.
-    let items: Vec<_> = log.scan(&opts).collect();
-    let gaps: Vec<_> = items.iter().filter_map(|it| match it {
-        EntryLogItem::Gap(g) => Some((g.offset, g.end(), g.kind)),
-        _ => None,
-    }).collect();
-    assert_eq!(items.len(), 7);
-    assert_eq!(gaps, vec![(1024 + 3 * 140, far, GapKind::Zeros)]);
-    drop(src);
+    let late = rows(EntryLogBatchReader::new(source.clone(), Some(1), options(4 << 30)).unwrap());
+    assert_eq!(late.iter().map(|r| r.1.unwrap()).collect::<Vec<_>>(), vec![3, 4, 5]);
+    assert_eq!(late[0].0, far);
+    // Reading by offset works past 4 GiB (a location cannot hold such an offset).
+    assert_eq!(read_entry_at(&*source, far + 4).unwrap(), record(3)[4..]);
+    // The whole file: the zeros between are one damaged span, every entry is found,
+    // and the window never held the hole.
+    let mut reader = EntryLogBatchReader::new(source, Some(1), options(0)).unwrap();
+    let mut all = Vec::new();
+    let mut held = 0;
+    while let Some(b) = reader.next() {
+        held = held.max(reader.held());
+        let b = b.unwrap();
+        let offsets = b.column_by_name("offset").unwrap().as_primitive::<Int64Type>();
+        let kinds = b.column_by_name("error_kind").unwrap().as_string::<i32>();
+        for i in 0..b.num_rows() {
+            all.push((offsets.value(i) as u64, kinds.is_valid(i).then(|| kinds.value(i).to_string())));
+        }
+    }
+    let gaps: Vec<_> = all.iter().filter(|r| r.1.is_some()).collect();
+    assert_eq!(all.len(), 7);
+    assert_eq!(gaps, vec![&(1024 + 3 * 140, Some("zeros".to_string()))]);
+    assert!(held < 200 << 20, "held {held} bytes");
     std::fs::remove_file(&path).unwrap();
 }

@@ -3,10 +3,7 @@
 
 use arrow_array::ArrayRef;
 use arrow_schema::DataType;
-use bkcodec_core::arrow::{
-    append_entries, append_entry_array, entry_bytes, EntryBatchBuilder, EntryBatchOptions, OnError, PayloadMode,
-};
-use bkcodec_core::{DigestResolver, EntryChecks};
+use bkcodec_core::arrow::{entry_bytes, EntryBatchOptions, EntryDecoder, OnError, PayloadMode};
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -107,26 +104,17 @@ fn decode_entries<'py>(
         on_error: OnError::from_name(on_error).py_err(py)?,
     };
     let input = EntriesInput::extract(entries)?;
-    let checks = if verify { EntryChecks::DIGEST } else { EntryChecks::default() };
     let payload_bytes = if options.payload == PayloadMode::Binary { input.bytes() } else { 0 };
     let batch = py
         .detach(|| {
-            let mut resolver = DigestResolver::new(policy, password.as_bytes());
-            let mut builder = EntryBatchBuilder::new(options, input.rows(), payload_bytes);
+            let mut decoder = EntryDecoder::new(options, policy, password.as_bytes(), verify, input.rows(), payload_bytes);
             match &input {
-                EntriesInput::Arrow(chunks) => {
-                    let mut first = 0;
-                    for chunk in chunks {
-                        append_entry_array(&mut builder, &mut resolver, chunk.as_ref(), first, checks)?;
-                        first += chunk.len();
-                    }
-                }
+                EntriesInput::Arrow(chunks) => decoder.append_arrays(chunks, 0)?,
                 EntriesInput::Buffers(buffers) => {
-                    let slices = buffers.iter().map(|b| b.as_ref().map(BytesInput::as_slice));
-                    append_entries(&mut builder, &mut resolver, slices, 0, checks)?;
+                    decoder.append(buffers.iter().map(|b| b.as_ref().map(BytesInput::as_slice)), 0)?;
                 }
             }
-            builder.finish()
+            decoder.finish()
         })
         .py_err(py)?;
     PyRecordBatch::new(batch).into_pyarrow(py)

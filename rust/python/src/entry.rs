@@ -1,7 +1,8 @@
 //! One entry at a time: `decode_entry`, `encode_entry` and the `Entry` class.
 
 use bkcodec_core::entry::encode_entry as core_encode_entry;
-use bkcodec_core::{DigestResolver, Digester, EntryFormat, EntryHeader, Error, ResolvedEntry};
+use bkcodec_core::entry::Entry;
+use bkcodec_core::{check_entry, Digester, EntryFormat, EntryHeader, Error, Verdict};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyMemoryView, PySlice};
 
@@ -110,8 +111,7 @@ impl PyEntry {
     }
 
     /// Builds the Python object; `payload` is the view of the entry's payload.
-    fn new(resolved: &ResolvedEntry<'_>, payload: Py<PyAny>) -> Self {
-        let e = &resolved.entry;
+    fn new(e: &Entry<'_>, verdict: Verdict, payload: Py<PyAny>) -> Self {
         PyEntry {
             format_version: e.header.format.number(),
             scope_id: e.header.scope_id,
@@ -122,7 +122,7 @@ impl PyEntry {
             digest_type: e.digest_type.name(),
             digest: e.digest().to_vec(),
             payload,
-            digest_ok: resolved.digest_ok,
+            digest_ok: verdict.digest_ok(),
             header_len: e.header.format.header_len(),
             payload_offset: e.payload_offset(),
         }
@@ -158,17 +158,10 @@ fn decode_entry(
     let policy = digest_policy(py, digest_type)?;
     let input: BytesInput = data.extract()?;
     let bytes = input.as_slice();
-    let work = || -> Result<ResolvedEntry<'_>, Error> {
-        let mut resolver = DigestResolver::new(policy, password.as_bytes());
-        let resolved = resolver.resolve(bytes, verify)?;
-        if verify {
-            resolved.check(ledger_id, entry_id)?;
-        }
-        Ok(resolved)
-    };
-    let resolved = if bytes.len() >= RELEASE_GIL_ABOVE { py.detach(work) } else { work() }.py_err(py)?;
-    let payload = byte_view(data, resolved.entry.payload_offset(), bytes.len())?;
-    Ok(PyEntry::new(&resolved, payload.unbind()))
+    let work = || check_entry(bytes, policy, password.as_bytes(), verify, ledger_id, entry_id);
+    let (entry, verdict) = if bytes.len() >= RELEASE_GIL_ABOVE { py.detach(work) } else { work() }.py_err(py)?;
+    let payload = byte_view(data, entry.payload_offset(), bytes.len())?;
+    Ok(PyEntry::new(&entry, verdict, payload.unbind()))
 }
 
 /// Packages an entry as a BookKeeper client does. Scope 0 without an explicit

@@ -4,11 +4,12 @@ use std::fs::{File, OpenOptions};
 use std::io::BufWriter;
 use std::path::PathBuf;
 
-use bkcodec_core::arrow::entry_log::ledgers_map_batch;
-use bkcodec_core::arrow::{EntryLogBatchReader, MappedFile};
+use std::sync::Arc;
+
+use bkcodec_core::arrow::{ledgers_map_batch, EntryLogBatchReader};
 use bkcodec_core::files::entry_log::{self, LedgersMap, LedgersMapSource};
-use bkcodec_core::files::{EntryLog, EntryLogHeader, EntryLogLayout, EntryLogWriter, Location};
-use bkcodec_core::{DigestPolicy, Error, ErrorKind, LedgerDigests};
+use bkcodec_core::files::{EntryLogHeader, EntryLogLayout, EntryLogWriter, FileSource, Location};
+use bkcodec_core::{Error, ErrorKind};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -103,22 +104,18 @@ impl PyEntryLogHeader {
     }
 }
 
-fn open_entry_log(py: Python<'_>, path: &PathBuf) -> PyResult<MappedFile> {
-    py.detach(|| MappedFile::open(path)).py_err(py)
-}
-
-fn check_header(file: &MappedFile) -> Result<EntryLogHeader, Error> {
-    EntryLogHeader::parse(file.bytes()).map_err(|e| {
-        let detail = format!("not an entry log: {}", e.detail);
-        file.locate(e.with_detail(detail))
-    })
-}
-
 /// Reads and checks an entry log's header (magic `BKLO`, version 0 or 1).
 #[pyfunction]
 fn entry_log_header(py: Python<'_>, path: PathBuf) -> PyResult<PyEntryLogHeader> {
-    let file = open_entry_log(py, &path)?;
-    check_header(&file).map(PyEntryLogHeader).py_err(py)
+    py.detach(|| {
+        let source = FileSource::open(&path)?;
+        entry_log::read_header(&source).map_err(|e| {
+            let detail = format!("not an entry log: {}", e.detail);
+            e.with_detail(detail).in_file(&path)
+        })
+    })
+    .map(PyEntryLogHeader)
+    .py_err(py)
 }
 
 /// Which ledgers an entry log holds and how many bytes of records each has.
@@ -180,13 +177,9 @@ impl PyLedgersMap {
 #[pyfunction]
 #[pyo3(signature = (path, *, password = Password::default()), text_signature = "(path, *, password=b'')")]
 fn ledgers_map(py: Python<'_>, path: PathBuf, password: Password) -> PyResult<PyLedgersMap> {
-    let file = open_entry_log(py, &path)?;
-    let scan = LedgerDigests::new(DigestPolicy::Auto, password.as_bytes()).scan_options();
     py.detach(|| {
-        if !file.is_empty() {
-            check_header(&file)?;
-        }
-        Ok(EntryLog::new(file.bytes()).ledgers_map(&scan))
+        let source = Arc::new(FileSource::open(&path)?);
+        entry_log::ledgers_map_of(source, password.as_bytes()).map_err(|e| e.in_file(&path))
     })
     .map(PyLedgersMap)
     .py_err(py)

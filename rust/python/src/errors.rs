@@ -41,18 +41,16 @@ pub fn to_pyerr(py: Python<'_>, err: Error) -> PyErr {
 }
 
 /// An I/O error as Python's `OSError(errno, strerror, filename)`, which Python turns
-/// into the matching subclass (`FileNotFoundError`, `PermissionError`, ...). The
-/// operating system's code is recovered from the message Rust gives OS errors
-/// ("... (os error N)").
+/// into the matching subclass (`FileNotFoundError`, `PermissionError`, ...), from
+/// the operating system's error the core kept.
 fn os_error(err: &Error) -> PyErr {
     let path = err.path.as_ref().map(|p| p.display().to_string());
-    let os_code = err
-        .detail
-        .strip_suffix(')')
-        .and_then(|d| d.rsplit_once(" (os error "))
-        .and_then(|(text, code)| Some((text, code.parse::<i32>().ok()?)));
-    match os_code {
-        Some((text, code)) => PyOSError::new_err((code, text.to_string(), path)),
+    match err.os_error() {
+        Some(code) => {
+            let text = std::io::Error::from_raw_os_error(code).to_string();
+            let text = text.strip_suffix(&format!(" (os error {code})")).unwrap_or(&text).to_string();
+            PyOSError::new_err((code, text, path))
+        }
         None => PyOSError::new_err(match path {
             Some(p) => format!("{}: {p}", err.detail),
             None => err.detail.clone(),

@@ -5,7 +5,9 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::PathBuf;
 
-use bkcodec_core::arrow::{IndexBatchReader, MappedFile};
+use bkcodec_core::arrow::IndexBatchReader;
+use bkcodec_core::files::source::read_vec_at;
+use bkcodec_core::files::FileSource;
 use bkcodec_core::entry::decode_lac;
 use bkcodec_core::files::index_file::{encode_index_file, index_path as core_index_path, STATE_FENCED_BIT};
 use bkcodec_core::files::{IndexHeader, Location};
@@ -93,8 +95,15 @@ impl PyIndexHeader {
 /// Reads and checks an index file's header as `FileInfo.readHeader` does.
 #[pyfunction]
 fn index_header(py: Python<'_>, path: PathBuf) -> PyResult<PyIndexHeader> {
-    let file = py.detach(|| MappedFile::open(&path)).py_err(py)?;
-    let h = IndexHeader::parse(file.bytes()).map_err(|e| file.locate(e)).py_err(py)?;
+    let head = py
+        .detach(|| {
+            let source = FileSource::open(&path)?;
+            let head = read_vec_at(&source, 0, bkcodec_core::files::index_file::HEADER_LEN as usize)?;
+            IndexHeader::parse(&head).map_err(|e| e.in_file(&path))?;
+            Ok::<_, Error>(head)
+        })
+        .py_err(py)?;
+    let h = IndexHeader::parse(&head).expect("parsed above");
     Ok(PyIndexHeader {
         version: h.version,
         master_key: h.master_key.to_vec(),

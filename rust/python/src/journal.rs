@@ -4,8 +4,10 @@ use std::fs::{File, OpenOptions};
 use std::io::BufWriter;
 use std::path::PathBuf;
 
-use bkcodec_core::arrow::{JournalBatchReader, MappedFile};
-use bkcodec_core::files::{JournalHeader, JournalWriter};
+use std::sync::Arc;
+
+use bkcodec_core::arrow::JournalBatchReader;
+use bkcodec_core::files::{journal, FileSource, JournalHeader, JournalWriter};
 use bkcodec_core::Error;
 use pyo3::prelude::*;
 
@@ -20,8 +22,8 @@ use crate::record_batch_reader::PyFileBatchReader;
 #[pyo3(signature = (
     path, *, digest_type = None, password = Password::default(), verify = true, batch_size = 65536,
     payload = "binary", on_error = "flag", start = None, end = None, ledger_metadata = None,
-    include_padding = false, journal_id = None,
-), text_signature = "(path, *, digest_type=None, password=b'', verify=True, batch_size=65536, payload='binary', on_error='flag', start=None, end=None, ledger_metadata=None, include_padding=False, journal_id=None)")]
+    include_padding = false, journal_id = None, last_mark = None,
+), text_signature = "(path, *, digest_type=None, password=b'', verify=True, batch_size=65536, payload='binary', on_error='flag', start=None, end=None, ledger_metadata=None, include_padding=False, journal_id=None, last_mark=None)")]
 #[allow(clippy::too_many_arguments)]
 fn read_journal(
     py: Python<'_>,
@@ -37,11 +39,18 @@ fn read_journal(
     ledger_metadata: Option<&Bound<'_, PyAny>>,
     include_padding: bool,
     journal_id: Option<i64>,
+    last_mark: Option<u64>,
 ) -> PyResult<PyFileBatchReader> {
     let options = file_scan_options(
         py, digest_type, &password, ledger_metadata, verify, batch_size, payload, on_error, start, end,
     )?;
-    let reader = py.detach(|| JournalBatchReader::open(&path, journal_id, include_padding, options)).py_err(py)?;
+    let journal_id = journal_id.or_else(|| journal::journal_id_from_path(&path));
+    let reader = py
+        .detach(|| {
+            let source = Arc::new(FileSource::open(&path)?);
+            JournalBatchReader::new(source, journal_id, include_padding, last_mark, options)
+        })
+        .py_err(py)?;
     let id = reader.journal_id().map_or_else(|| "unknown".to_string(), |id| id.to_string());
     let source = format!("journal {:?} ({} bytes, journal id {id})", path.display().to_string(), reader.file_len());
     Ok(PyFileBatchReader::new(Box::new(reader), source))
@@ -93,8 +102,12 @@ fn py_bool(b: bool) -> &'static str {
 /// Detects a journal's version as BookKeeper does.
 #[pyfunction]
 fn journal_header(py: Python<'_>, path: PathBuf) -> PyResult<PyJournalHeader> {
-    let file = py.detach(|| MappedFile::open(&path)).py_err(py)?;
-    JournalHeader::parse(file.bytes()).map(PyJournalHeader).map_err(|e| file.locate(e)).py_err(py)
+    py.detach(|| {
+        let source = FileSource::open(&path)?;
+        journal::read_header(&source).map_err(|e| e.in_file(&path))
+    })
+    .map(PyJournalHeader)
+    .py_err(py)
 }
 
 /// Writes a journal byte for byte as BookKeeper's journal thread does.

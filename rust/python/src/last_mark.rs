@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use bkcodec_core::arrow::MappedFile;
+use bkcodec_core::files::source::read_vec_at;
+use bkcodec_core::files::FileSource;
 use bkcodec_core::files::last_mark::{encode_last_id, parse_last_id};
 use bkcodec_core::files::LastMark;
 use bkcodec_core::Error;
@@ -49,8 +50,13 @@ impl PyLastMark {
     }
 }
 
-fn read_file(py: Python<'_>, path: &PathBuf) -> PyResult<MappedFile> {
-    py.detach(|| MappedFile::open(path)).py_err(py)
+/// A small file's bytes (up to 64 KiB: `lastMark` is 16 bytes, `lastId` a line).
+fn read_file(py: Python<'_>, path: &PathBuf) -> PyResult<Vec<u8>> {
+    py.detach(|| {
+        let source = FileSource::open(path)?;
+        read_vec_at(&source, 0, 64 << 10)
+    })
+    .py_err(py)
 }
 
 fn write_file(py: Python<'_>, path: &PathBuf, bytes: &[u8]) -> PyResult<()> {
@@ -62,7 +68,7 @@ fn write_file(py: Python<'_>, path: &PathBuf, bytes: &[u8]) -> PyResult<()> {
 #[pyfunction]
 fn read_last_mark(py: Python<'_>, path: PathBuf) -> PyResult<PyLastMark> {
     let file = read_file(py, &path)?;
-    LastMark::parse(file.bytes()).map(PyLastMark).map_err(|e| file.locate(e)).py_err(py)
+    LastMark::parse(&file).map(PyLastMark).map_err(|e| e.in_file(&path)).py_err(py)
 }
 
 /// Writes a `lastMark` file as the bookie does.
@@ -75,7 +81,7 @@ fn write_last_mark(py: Python<'_>, path: PathBuf, journal_id: i64, offset: i64) 
 #[pyfunction]
 fn read_last_id(py: Python<'_>, path: PathBuf) -> PyResult<i64> {
     let file = read_file(py, &path)?;
-    parse_last_id(file.bytes()).map_err(|e| file.locate(e)).py_err(py)
+    parse_last_id(&file).map_err(|e| e.in_file(&path)).py_err(py)
 }
 
 /// Writes a `lastId` file as the bookie does (lowercase hex and a newline).

@@ -34,6 +34,10 @@ mod journal;
 mod last_mark;
 mod record_batch_reader;
 
+// What the core knows of its own output: schemas, error kinds, digest names.
+mod formats;
+// Bookies as a whole: layout, cookies, DbLedgerStorage index layouts.
+mod bookie;
 // Apache Pulsar: messages and topic metadata.
 mod pulsar;
 
@@ -55,6 +59,8 @@ fn _bkcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     journal::register(m)?;
     index_file::register(m)?;
     last_mark::register(m)?;
+    formats::register(m)?;
+    bookie::register(m)?;
     pulsar::register(m)?;
     Ok(())
 }

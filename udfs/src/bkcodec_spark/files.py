@@ -1,7 +1,10 @@
-"""Bookie files as Arrow streams: which kind a path is, and how bkcodec reads it.
+"""Bookie files as Arrow streams: which files a path names, which kind they are, and
+how bkcodec reads them.
 
-The data source and the jobs go through here, so the calls into bkcodec's file
-readers sit in one place. Everything that looks at bytes is bkcodec's.
+The data source and the jobs go through here, so two things sit in one place each:
+listing the input files (`list_files`, on the driver) and opening one file, or one
+byte range of it, for a task (`open_split`). Everything that looks at bytes is
+bkcodec's.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import glob
 import json
 import os
 import string
-import tempfile
+import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -22,20 +25,34 @@ import pyarrow as pa
 __all__ = [
     "KINDS",
     "FileSplit",
+    "Listing",
+    "ListedFile",
+    "NoFilesWarning",
     "ReadOptions",
     "expand_paths",
+    "file_size",
     "kind_of",
+    "list_files",
+    "name_id_of",
+    "open_split",
     "plan_splits",
     "read_split",
     "reader_schema",
+    "split_file",
 ]
 
 ENTRY_LOG, JOURNAL, INDEX = "entrylog", "journal", "index"
 KINDS = (ENTRY_LOG, JOURNAL, INDEX)
 # BookKeeper's own file names: <hex log id>.log, <hex journal id>.txn, <hex ledger id>.idx.
 SUFFIXES = {".log": ENTRY_LOG, ".txn": JOURNAL, ".idx": INDEX}
+# The column each kind's reader fills from the hex id in the file name.
+NAME_ID_COLUMN = {ENTRY_LOG: "log_id", JOURNAL: "journal_id", INDEX: "ledger_id"}
 DIGEST_TYPES = ("auto", "crc32", "crc32c", "hmac", "dummy")
 PAYLOADS = ("binary", "binary_view", "none")
+
+
+class NoFilesWarning(UserWarning):
+    """The paths hold no file of the kind asked for: the result is empty."""
 
 
 def kind_of(path: str | os.PathLike) -> str | None:
@@ -43,12 +60,17 @@ def kind_of(path: str | os.PathLike) -> str | None:
     return SUFFIXES.get(Path(path).suffix.lower())
 
 
-def log_id_of(path: str | os.PathLike) -> int | None:
-    """The id in an entry log's name (`<hex>.log`, as BookKeeper names them), or None."""
+def name_id_of(path: str | os.PathLike) -> int | None:
+    """The hex id in a bookie file's name (`<hex>.log`, `.txn`, `.idx`), or None."""
     stem = Path(path).stem
     if not stem or len(stem) > 16 or any(c not in string.hexdigits for c in stem):
         return None
     return int(stem, 16)
+
+
+def log_id_of(path: str | os.PathLike) -> int | None:
+    """The id in an entry log's name (`<hex>.log`, as BookKeeper names them), or None."""
+    return name_id_of(path)
 
 
 @dataclass(frozen=True)
@@ -85,20 +107,52 @@ class ReadOptions:
 @dataclass(frozen=True)
 class FileSplit:
     """A file, or the byte range `[start, end)` of one (each record belongs to the
-    range holding its size field, so ranges that tile a file read each record once)."""
+    range holding its size field, so ranges that tile a file read each record once).
+    `size` is the file's size when it was listed (None if it could not be read)."""
 
     path: str
     kind: str
     start: int | None = None
     end: int | None = None
+    size: int | None = None
+
+    @property
+    def length(self) -> int:
+        """Bytes this split covers (0 for a file that could not be sized)."""
+        if self.start is not None and self.end is not None:
+            return max(0, self.end - self.start)
+        return self.size or 0
+
+    def describe(self) -> str:
+        return self.path if self.start is None else f"{self.path} (bytes {self.start}..{self.end})"
 
 
-def expand_paths(paths: str | Iterable[str]) -> list[str]:
+@dataclass(frozen=True)
+class ListedFile:
+    path: str
+    size: int | None  # None: named explicitly but gone (read as one flagged row)
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The files of one kind a read covers, sorted by path, and why it may be empty."""
+
+    kind: str
+    files: tuple[ListedFile, ...]
+    note: str | None = None
+
+    @property
+    def paths(self) -> list[str]:
+        return [f.path for f in self.files]
+
+
+def expand_paths(paths: str | Iterable[str], *, missing_ok: bool = False) -> list[str]:
     """Files named by `paths`: files, directories (walked) and globs, sorted, no repeats.
 
     `paths` is one path or several; a string holding a JSON list (as Spark passes
     `load([...])`) counts as several. A `file:` URI prefix is dropped, and relative
-    paths are made absolute.
+    paths are made absolute. A missing path raises FileNotFoundError, or with
+    `missing_ok` is kept (its reader reports it) and a glob matching nothing is skipped.
     """
     if isinstance(paths, str):
         paths = json.loads(paths) if paths.startswith("[") else [paths]
@@ -107,7 +161,7 @@ def expand_paths(paths: str | Iterable[str]) -> list[str]:
         # Absolute, so the splits name the same files wherever they are read.
         given = os.path.abspath(os.path.expanduser(_local(given)))
         matches = sorted(glob.glob(given, recursive=True)) if glob.has_magic(given) else [given]
-        if not matches:
+        if not matches and not missing_ok:
             raise FileNotFoundError(f"no file matches {given}")
         for match in matches:
             if os.path.isdir(match):
@@ -115,7 +169,7 @@ def expand_paths(paths: str | Iterable[str]) -> list[str]:
                     dirs.sort()
                     for name in sorted(names):
                         found.setdefault(os.path.join(root, name))
-            elif os.path.exists(match):
+            elif os.path.exists(match) or missing_ok:
                 found.setdefault(match)
             else:
                 raise FileNotFoundError(f"no such file or directory: {match}")
@@ -134,8 +188,8 @@ def select_kind(files: list[str], kind: str) -> tuple[str, list[str]]:
     """The kind to read and the files of that kind.
 
     `kind="auto"` takes the one kind the file names show and fails when they show
-    several or none. A named kind takes files named for it; a path given as a single
-    file is read as the named kind whatever its name.
+    several or none. A named kind takes files named for it (possibly none); a path
+    given as a single file is read as the named kind whatever its name.
     """
     if kind != "auto" and kind not in KINDS:
         raise ValueError(f"kind must be auto or one of {', '.join(KINDS)}, not {kind!r}")
@@ -157,34 +211,62 @@ def select_kind(files: list[str], kind: str) -> tuple[str, list[str]]:
     return kind, by_kind.get(kind, [])
 
 
-def plan_splits(files: list[str], kind: str, split_size: int) -> list[FileSplit]:
-    """One split per file, and byte ranges of at most `split_size` for large entry logs."""
-    if split_size <= 0:
-        raise ValueError(f"splitSize must be positive, not {split_size}")
-    splits = []
-    for path in files:
-        size = _size(path)
-        if kind != ENTRY_LOG or size is None or size <= split_size:
-            splits.append(FileSplit(path, kind))
-            continue
-        for start in range(0, size, split_size):
-            splits.append(FileSplit(path, kind, start, min(start + split_size, size)))
-    return splits
+def list_files(paths: str | Iterable[str], kind: str, *, missing_ok: bool = False) -> Listing:
+    """The files of `kind` (or, with "auto", the one kind present) that `paths` name,
+    with their sizes: the one place input files are listed.
+
+    A named kind with no such files is an empty listing with a `note`, and a
+    `NoFilesWarning`; explicitly named files that are gone are kept with size None
+    when `missing_ok` (each reads as one flagged row).
+    """
+    chosen, selected = select_kind(expand_paths(paths, missing_ok=missing_ok), kind)
+    listed = tuple(ListedFile(path, file_size(path)) for path in selected)
+    note = None
+    if not listed:
+        shown = paths if isinstance(paths, str) else ", ".join(map(str, paths))
+        suffix = next(s for s, k in SUFFIXES.items() if k == chosen)
+        note = f"no {chosen} files (*{suffix}) in {shown}: the result is empty"
+        warnings.warn(note, NoFilesWarning, stacklevel=2)
+    return Listing(chosen, listed, note)
 
 
-def _size(path: str) -> int | None:
+def file_size(path: str) -> int | None:
     try:
         return os.path.getsize(path)
     except OSError:
         return None  # read() reports it as a flagged row
 
 
+def plan_splits(files: list[str], kind: str, split_size: int) -> list[FileSplit]:
+    """One split per file, and byte ranges of at most `split_size` for large entry logs
+    and journals."""
+    if split_size <= 0:
+        raise ValueError(f"splitSize must be positive, not {split_size}")
+    splits = []
+    for path in files:
+        splits.extend(split_file(FileSplit(path, kind, size=file_size(path)), split_size))
+    return splits
+
+
+def split_file(split: FileSplit, split_size: int) -> list[FileSplit]:
+    """`split` cut into byte ranges of at most `split_size` (entry logs and journals,
+    whose readers take ranges; index files are small and read whole)."""
+    if split.kind == INDEX or split.size is None:
+        return [split]
+    start = 0 if split.start is None else split.start
+    end = split.size if split.end is None else split.end
+    if end - start <= split_size:
+        return [split]
+    return [replace(split, start=s, end=min(s + split_size, end)) for s in range(start, end, split_size)]
+
+
 def open_split(split: FileSplit, options: ReadOptions) -> bkcodec.RecordBatchReader:
-    """bkcodec's lazy reader for one split (nothing is read until it is iterated)."""
+    """bkcodec's lazy reader for one split (nothing is read until it is iterated): the
+    one place a task opens a file."""
     if split.kind == ENTRY_LOG:
         return bkcodec.read_entry_log(split.path, start=split.start, end=split.end, **options.reader_arguments)
     if split.kind == JOURNAL:
-        return bkcodec.read_journal(split.path, **options.reader_arguments)
+        return bkcodec.read_journal(split.path, start=split.start, end=split.end, **options.reader_arguments)
     return bkcodec.read_index(split.path)
 
 
@@ -194,22 +276,8 @@ def read_split(split: FileSplit, options: ReadOptions) -> Iterator[pa.RecordBatc
         yield from reader
 
 
-# An empty file of each kind, as bkcodec writes it: its reader gives the kind's schema
-# without depending on which (possibly unreadable) files a path names.
-_TEMPLATES = {
-    ENTRY_LOG: ("0.log", lambda path: bkcodec.EntryLogWriter(path, 0).close()),
-    JOURNAL: ("1.txn", lambda path: bkcodec.JournalWriter(path).close()),
-    INDEX: ("1.idx", lambda path: bkcodec.write_index_file(path, {})),
-}
-
-
 @functools.lru_cache(maxsize=None)
 def reader_schema(kind: str, options: ReadOptions) -> pa.Schema:
     """The Arrow schema bkcodec's reader gives files of `kind` read with `options`."""
-    name, write_empty = _TEMPLATES[kind]
-    with tempfile.TemporaryDirectory(prefix="bkcodec-spark-") as directory:
-        path = os.path.join(directory, name)
-        write_empty(path)
-        # Metadata only changes which digests are checked, never the columns.
-        with open_split(FileSplit(path, kind), replace(options, ledger_metadata=None)) as reader:
-            return reader.schema
+    core_kind = {ENTRY_LOG: "entry_log", JOURNAL: "journal", INDEX: "index"}[kind]
+    return bkcodec.reader_schema(core_kind, payload=options.payload, on_error="flag")

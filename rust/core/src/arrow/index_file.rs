@@ -14,10 +14,10 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use super::column::PrimitiveColumn;
-use super::file_scan::BatchStream;
-use super::mapped_file::MappedFile;
+use super::file_reader::BatchStream;
 use crate::error::{Error, Result};
-use crate::files::index_file::{self, IndexFile};
+use crate::files::index_file::{self, IndexHeader, HEADER_LEN, SLOT_LEN};
+use crate::files::source::{read_vec_at, FileSource, ReadAt};
 use crate::files::Location;
 
 pub fn index_schema() -> SchemaRef {
@@ -30,77 +30,117 @@ pub fn index_schema() -> SchemaRef {
     ]))
 }
 
-/// Streams the slots of one index file.
-#[derive(Debug)]
+/// Streams the slots of one index file, reading them a batch at a time.
 pub struct IndexBatchReader {
-    file: MappedFile,
+    source: Arc<dyn ReadAt>,
     ledger_id: Option<i64>,
     include_absent: bool,
     batch_rows: usize,
     next_entry: u64,
     slots: u64,
     schema: SchemaRef,
+    done: bool,
+}
+
+impl std::fmt::Debug for IndexBatchReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IndexBatchReader").field("path", &self.source.path()).field("slots", &self.slots).finish()
+    }
 }
 
 impl IndexBatchReader {
-    /// Maps `path` and checks its header; the ledger id comes from the file name
+    /// Opens `path` and checks its header; the ledger id comes from the file name
     /// (`<hex>.idx`) unless given.
     pub fn open(path: impl AsRef<Path>, ledger_id: Option<i64>, include_absent: bool, batch_rows: usize) -> Result<Self> {
         let path = path.as_ref();
         let ledger_id = ledger_id.or_else(|| index_file::ledger_id_from_index_path(path));
-        Self::new(MappedFile::open(path)?, ledger_id, include_absent, batch_rows)
+        Self::new(Arc::new(FileSource::open(path)?), ledger_id, include_absent, batch_rows)
     }
 
-    pub fn new(file: MappedFile, ledger_id: Option<i64>, include_absent: bool, batch_rows: usize) -> Result<Self> {
+    pub fn new(source: Arc<dyn ReadAt>, ledger_id: Option<i64>, include_absent: bool, batch_rows: usize) -> Result<Self> {
         if batch_rows == 0 {
             return Err(Error::invalid_argument("batch sizes must be positive"));
         }
-        let slots = IndexFile::parse(file.bytes()).map_err(|e| file.locate(e))?.slot_count();
-        Ok(IndexBatchReader { file, ledger_id, include_absent, batch_rows, next_entry: 0, slots, schema: index_schema() })
+        let locate = |e: Error| match source.path() {
+            Some(p) => e.in_file(p),
+            None => e,
+        };
+        let head = read_vec_at(&*source, 0, HEADER_LEN as usize).map_err(locate)?;
+        IndexHeader::parse(&head).map_err(locate)?;
+        let slots = source.len().saturating_sub(HEADER_LEN) / SLOT_LEN;
+        Ok(IndexBatchReader { source, ledger_id, include_absent, batch_rows, next_entry: 0, slots, schema: index_schema(), done: false })
     }
 
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        let mut entry_ids = PrimitiveColumn::<Int64Type>::with_capacity(self.batch_rows.min(8192));
+        let mut locations = PrimitiveColumn::<Int64Type>::with_capacity(self.batch_rows.min(8192));
+        let mut log_ids = PrimitiveColumn::<Int64Type>::with_capacity(self.batch_rows.min(8192));
+        let mut offsets = PrimitiveColumn::<Int64Type>::with_capacity(self.batch_rows.min(8192));
+        const CHUNK_SLOTS: u64 = 8192;
+        while self.next_entry < self.slots && entry_ids.len() < self.batch_rows {
+            let first = self.next_entry;
+            let n = CHUNK_SLOTS.min(self.slots - first);
+            let at = HEADER_LEN + first * SLOT_LEN;
+            let bytes = read_vec_at(&*self.source, at, (n * SLOT_LEN) as usize)?;
+            if (bytes.len() as u64) < n * SLOT_LEN {
+                return Err(crate::files::source::short_read(&*self.source, at, (n * SLOT_LEN) as usize, bytes.len()));
+            }
+            let mut taken = 0u64;
+            for (i, slot) in bytes.chunks_exact(SLOT_LEN as usize).enumerate() {
+                if entry_ids.len() >= self.batch_rows {
+                    break;
+                }
+                taken = i as u64 + 1;
+                let location = Location::from_raw(i64::from_be_bytes(slot.try_into().expect("8 bytes")));
+                if location.is_none() && !self.include_absent {
+                    continue;
+                }
+                entry_ids.push((first + i as u64) as i64);
+                locations.push_option(location.map(Location::to_raw));
+                log_ids.push_option(location.map(|l| i64::from(l.log_id)));
+                offsets.push_option(location.map(|l| i64::from(l.offset)));
+            }
+            self.next_entry = first + taken;
+        }
+        if entry_ids.is_empty() {
+            return Ok(None);
+        }
+        let rows = entry_ids.len();
+        let ledger_ids: arrow_array::Int64Array = std::iter::repeat_n(self.ledger_id, rows).collect();
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(ledger_ids),
+            Arc::new(entry_ids.finish()),
+            Arc::new(locations.finish()),
+            Arc::new(log_ids.finish()),
+            Arc::new(offsets.finish()),
+        ];
+        RecordBatch::try_new(self.schema.clone(), columns)
+            .map(Some)
+            .map_err(|e| Error::invalid_argument(format!("assembling an index batch: {e}")))
+    }
 }
 
 impl Iterator for IndexBatchReader {
     type Item = Result<RecordBatch>;
 
     fn next(&mut self) -> Option<Result<RecordBatch>> {
-        let index = IndexFile::parse(self.file.bytes()).expect("the header parsed when the reader was made");
-        let rows = self.batch_rows.min((self.slots - self.next_entry) as usize);
-        let mut entry_ids = PrimitiveColumn::<Int64Type>::with_capacity(rows);
-        let mut locations = PrimitiveColumn::<Int64Type>::with_capacity(rows);
-        let mut log_ids = PrimitiveColumn::<Int64Type>::with_capacity(rows);
-        let mut offsets = PrimitiveColumn::<Int64Type>::with_capacity(rows);
-        while self.next_entry < self.slots && entry_ids.len() < self.batch_rows {
-            let entry_id = self.next_entry;
-            self.next_entry += 1;
-            let location = index.location(entry_id);
-            if location.is_none() && !self.include_absent {
-                continue;
-            }
-            entry_ids.push(entry_id as i64);
-            locations.push_option(location.map(Location::to_raw));
-            log_ids.push_option(location.map(|l| i64::from(l.log_id)));
-            offsets.push_option(location.map(|l| i64::from(l.offset)));
-        }
-        if entry_ids.is_empty() {
+        if self.done {
             return None;
         }
-        let mut ledger_ids = PrimitiveColumn::<Int64Type>::with_capacity(entry_ids.len());
-        for _ in 0..entry_ids.len() {
-            ledger_ids.push_option(self.ledger_id);
+        match self.next_batch() {
+            Ok(Some(b)) => Some(Ok(b)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(match self.source.path() {
+                    Some(p) => e.in_file(p),
+                    None => e,
+                }))
+            }
         }
-        let columns: Vec<ArrayRef> = vec![
-            Arc::new(ledger_ids.finish()),
-            Arc::new(entry_ids.finish()),
-            Arc::new(locations.finish()),
-            Arc::new(log_ids.finish()),
-            Arc::new(offsets.finish()),
-        ];
-        Some(
-            RecordBatch::try_new(self.schema.clone(), columns)
-                .map_err(|e| Error::invalid_argument(format!("assembling an index batch: {e}"))),
-        )
     }
 }
 

@@ -1,6 +1,8 @@
 //! Record framing shared by entry logs and journals: both are `[i32 size][bytes]`
 //! records back to back. This module walks such a chain of records, reports every
-//! span that holds no record as a [`Gap`], and resynchronises after damage.
+//! span that holds no record as a [`Gap`], and resynchronises after damage. It is
+//! where a record is *framed*; `scan.rs` verifies what it frames and hands the rows
+//! on.
 //!
 //! Two tests decide what is a record:
 //! - *accepted* (the walk is in step, right after a record or at the first record):
@@ -20,7 +22,8 @@
 //!   zeros to the end or of fill bytes to a 4 KiB boundary starting exactly there), or,
 //!   for records up to 64 KiB, a configured digest verifies. Of two such records
 //!   starting less than 36 bytes apart (a real header and the same header read a
-//!   few bytes off), one is ruled out (see [`Chain::is_sync`]).
+//!   few bytes off), one is ruled out (see [`Chain::is_sync`]); a record whose
+//!   digest verifies is never the one ruled out.
 //!
 //! When the walk is in step at a damaged record and a digest verifies the bytes up
 //! to the next sync point, the entry is kept, flagged as reframed. Otherwise the
@@ -37,7 +40,10 @@
 //! it). A run that stops short of it or goes on past it is damage.
 //!
 //! Every decision depends only on positions and bytes, never on where the walk
-//! started. Byte ranges: a range `[s, e)` starts at the first sync point at or after
+//! started, nor on how much of the file is in memory: the walk reads through a
+//! [`View`], and a step that needs bytes the window does not hold returns
+//! [`Need`] and is repeated once they are fetched (searches remember how far they
+//! got). Byte ranges: a range `[s, e)` starts at the first sync point at or after
 //! `s` (or at the first record when `s` is before it) and stops, past `e`, at the
 //! first sync point it reaches. Every jump of the walk lands on or before the next
 //! sync point, so one range stops exactly where the next starts and ranges that tile
@@ -50,7 +56,8 @@ use memchr::{memchr, memchr2};
 
 use crate::digest::{DigestType, Digester};
 use crate::files::gap::{Gap, GapKind};
-use crate::files::runs::first_not;
+use crate::files::runs::{first_not, first_not_in};
+use crate::files::window::{Fetch, Need, View};
 
 /// Records larger than this are never taken as sync points: the first byte of a
 /// sync point's size field is always zero, which makes the search a `memchr`.
@@ -58,6 +65,9 @@ pub(crate) const MAX_SYNC_RECORD: usize = (1 << 24) - 1;
 /// Records up to this size may be confirmed by their digest when the chain after
 /// them is damaged (bounded so a search through random bytes stays linear).
 const MAX_DIGEST_RESCUE: usize = 64 * 1024;
+/// Entries up to this size may be recovered behind a damaged size field by their
+/// digest (a larger span between two sync points is reported as damage).
+const MAX_REFRAME: usize = MAX_SYNC_RECORD;
 /// Records after a sync point that must frame (unless the chain ends cleanly first).
 const SYNC_CHAIN: u32 = 2;
 /// Records after an accepted record that are checked before searching inside it.
@@ -110,7 +120,7 @@ pub(crate) enum Check<K> {
 }
 
 pub(crate) trait Framing {
-    type Kind: Copy;
+    type Kind: Copy + Send;
     /// Filler byte the writer puts between records (0xF0 in direct entry logs).
     /// Where the format has none, such bytes are damage like any other.
     fn fill(&self) -> Option<u8>;
@@ -118,17 +128,17 @@ pub(crate) trait Framing {
     const PADDING_MARKER: bool;
 
     /// Checks the record whose size field starts at `p`. Callers guarantee
-    /// `p + 4 <= data.len()`, a non-zero size field, and that `data[p]` is not the
+    /// `p + 4 <= v.len()`, a non-zero size field, and that the byte at `p` is not the
     /// fill byte unless its run there is no padding (then the size is negative).
     /// `strict` adds the tests a sync point must pass.
-    fn check(&self, data: &[u8], p: usize, strict: bool) -> Check<Self::Kind>;
+    fn check(&self, v: &View<'_>, p: usize, strict: bool) -> Fetch<Check<Self::Kind>>;
 
     /// Whether a configured digest verifies the record `[p, end)`.
-    fn verifies(&self, data: &[u8], p: usize, end: usize, kind: Self::Kind) -> bool;
+    fn verifies(&self, v: &View<'_>, p: usize, end: usize, kind: Self::Kind) -> Fetch<bool>;
 
     /// Whether `[p + 4, end)` is an entry whose digest verifies, though the size
     /// field at `p` says otherwise.
-    fn reframe(&self, data: &[u8], p: usize, end: usize) -> Option<Self::Kind>;
+    fn reframe(&self, v: &View<'_>, p: usize, end: usize) -> Fetch<Option<Self::Kind>>;
 
     /// Whether a record of `kind` at `p` may be a sync point (an entry log excludes
     /// the inside of its ledgers map, whose pairs of small integers mimic entries).
@@ -161,141 +171,177 @@ struct SyncKnowledge {
     found: bool,
 }
 
-/// The walk over one file (or one byte range of it). Holds no borrow, so a caller
-/// can keep it next to the bytes it walks (a mapped file, a Python buffer) and
-/// resume it batch by batch.
+/// `[start, end)` is all zeros; when `complete`, the run ends at `end` (a non-zero
+/// byte or the end of the file), else it goes on at least that far.
+#[derive(Debug, Clone, Copy)]
+struct ZeroRun {
+    start: usize,
+    end: usize,
+    complete: bool,
+}
+
+/// The walk over one file (or one byte range of it). Holds no borrow, so it can be
+/// kept beside the window it reads through and resumed step by step.
 #[derive(Debug, Clone)]
 pub(crate) struct Chain {
     pos: usize,
     range_end: usize,
+    /// The walk starts at the first sync point at or after `pos` (a range that
+    /// begins after the first record), found on the first step.
+    seeking: bool,
     done: bool,
     pending: [Option<Gap>; 2],
     sync: Option<SyncKnowledge>,
-    /// `[a, b)` is all zeros and `b` is the end of that run.
-    zeros: Option<(usize, usize)>,
-    /// Bytes up to here have been prefetched.
-    prefetched: usize,
-}
-
-#[inline]
-fn i32_at(data: &[u8], p: usize) -> i32 {
-    i32::from_be_bytes(data[p..p + 4].try_into().expect("4 bytes"))
-}
-
-const CACHE_LINE: usize = 64;
-const PREFETCH_DISTANCE: usize = 8192;
-const PREFETCH_PER_STEP: usize = 32 * CACHE_LINE;
-
-#[inline(always)]
-fn prefetch(data: &[u8], at: usize) {
-    debug_assert!(at < data.len());
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `at` is inside `data`; a prefetch never faults and changes no memory.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(data.as_ptr().add(at) as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (data, at);
-}
-
-/// Whether a sync point could start at `c`: its size field starts with a zero byte
-/// (records below 16 MiB) or with the journal padding marker.
-fn may_start<F: Framing>(data: &[u8], c: usize) -> bool {
-    data[c] == 0 || (F::PADDING_MARKER && data[c] == 0xFF)
-}
-
-/// Whether the run of `byte` at `q` starts exactly there.
-fn run_starts_at(data: &[u8], q: usize, byte: u8) -> bool {
-    q == 0 || data[q - 1] != byte
+    zeros: Option<ZeroRun>,
 }
 
 fn gap(offset: usize, end: usize, kind: GapKind) -> Gap {
     Gap { offset: offset as u64, len: (end - offset) as u64, kind }
 }
 
+/// Whether a sync point could start at `c`: its size field starts with a zero byte
+/// (records below 16 MiB) or with the journal padding marker.
+fn may_start<F: Framing>(v: &View<'_>, c: usize) -> Fetch<bool> {
+    let b = v.byte(c)?;
+    Ok(b == 0 || (F::PADDING_MARKER && b == 0xFF))
+}
+
+/// Whether the run of `byte` at `q` starts exactly there.
+fn run_starts_at(v: &View<'_>, q: usize, byte: u8) -> Fetch<bool> {
+    Ok(q == 0 || v.byte(q - 1)? != byte)
+}
+
 impl Chain {
-    /// A walk over `[start, end)` of a file whose records start at `data_start`. An
-    /// entry belongs to the range its walk reaches it in (normally the range holding
-    /// its size field); see the module notes for why tilings agree.
-    pub(crate) fn new<F: Framing>(f: &F, data: &[u8], data_start: usize, start: u64, end: u64) -> Chain {
-        let len = data.len();
+    /// A walk over `[start, end)` of a `len`-byte file whose records start at
+    /// `data_start`. An entry belongs to the range its walk reaches it in (normally
+    /// the range holding its size field); see the module notes for why tilings agree.
+    pub(crate) fn new(len: usize, data_start: usize, start: u64, end: u64) -> Chain {
         let to_usize = |v: u64| usize::try_from(v).unwrap_or(usize::MAX).min(len);
         let (start, end) = (to_usize(start), to_usize(end));
-        let mut chain = Chain {
-            pos: len,
-            range_end: end,
-            done: true,
-            pending: [None, None],
-            sync: None,
-            zeros: None,
-            prefetched: 0,
-        };
+        let mut chain =
+            Chain { pos: len, range_end: end, seeking: false, done: true, pending: [None, None], sync: None, zeros: None };
         if start >= end || end <= data_start {
             return chain;
         }
-        let first = if start <= data_start { Some(data_start) } else { chain.find_sync(f, data, start, end) };
-        if let Some(p) = first {
-            chain.pos = p;
-            chain.done = false;
+        chain.done = false;
+        if start <= data_start {
+            chain.pos = data_start;
+        } else {
+            chain.pos = start;
+            chain.seeking = true;
         }
         chain
+    }
+
+    /// A walk that starts in step at `offset`, a known record boundary.
+    pub(crate) fn in_step_at(len: usize, offset: usize) -> Chain {
+        Chain::new(len, offset.min(len), 0, u64::MAX)
+    }
+
+    /// A copy of the walk that goes on past the range's end (to look ahead).
+    pub(crate) fn unbounded(&self) -> Chain {
+        Chain { range_end: usize::MAX, ..self.clone() }
+    }
+
+    /// The file's data ends at `len` now (it shrank while read): forget what was
+    /// learned about the bytes past it, and stop the walk there.
+    pub(crate) fn clamp(&mut self, len: usize) {
+        self.sync = None;
+        self.zeros = None;
+        self.range_end = self.range_end.min(len);
+        self.pos = self.pos.min(len);
     }
 
     /// Queues a span to be reported before anything else (a damaged header).
     pub(crate) fn push_front(&mut self, g: Gap) {
         self.pending.rotate_right(1);
         self.pending[0] = Some(g);
+        self.done = false;
     }
 
-    /// Where the walk stands: the next record or gap starts here.
+    /// Where the walk stands: the next record or gap starts here (once a range's
+    /// start has been found).
     pub(crate) fn position(&self) -> usize {
         self.pos
+    }
+
+    /// Where the range's walk begins, found if it is not known yet.
+    fn settle_start<F: Framing>(&mut self, f: &F, v: &View<'_>) -> Fetch<()> {
+        if self.seeking {
+            let found = self.find_sync(f, v, self.pos, self.range_end)?;
+            self.seeking = false;
+            match found {
+                Some(p) => self.pos = p,
+                None => {
+                    self.pos = v.len();
+                    self.done = true;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The entry records [`Chain::next`] reaches one after another from here, as
     /// `(offset, end)`, each of which it would accept with no decision left but
     /// `chain_ok || verifies`: the walk is in step (no queued gap), the record starts
     /// before the range end and ends within it, and it frames as an entry (no zeros,
-    /// fill, anchor or damage on the way). Stops after `max` records, or once their
-    /// entries add up to `budget` bytes (the record crossing it included). The walk
-    /// does not move; see [`Chain::accept_verified`].
+    /// fill, anchor or damage on the way). Stops after `max` records, once their
+    /// entries add up to `budget` bytes (the record crossing it included), or where
+    /// the window ends ([`Need`] only when not even the first record is there). The
+    /// walk does not move; see [`Chain::accept_verified`].
     ///
     /// A caller that finds a record's digest verified may accept it without the
     /// look-ahead: `verifies` alone confirms it, whatever `chain_ok` would say.
     pub(crate) fn entry_run<F: Framing>(
         &mut self,
         f: &F,
-        data: &[u8],
+        v: &View<'_>,
         max: usize,
         budget: usize,
         out: &mut Vec<(usize, usize)>,
-    ) {
+    ) -> Fetch<()> {
+        self.settle_start(f, v)?;
         if self.done || self.pending.iter().any(Option::is_some) {
-            return;
+            return Ok(());
         }
-        let len = data.len();
+        let len = v.len();
         let mut p = self.pos;
         let mut bytes = 0usize;
+        let first = out.len();
         while out.len() < max && bytes < budget && p < self.range_end && len - p >= 4 {
-            if i32_at(data, p) == 0 || f.fill() == Some(data[p]) {
-                return;
-            }
-            self.prefetch_ahead(data, p);
-            match f.check(data, p, false) {
-                Check::Record { end, kind } if f.is_entry(kind) && !f.is_anchor(kind) && end <= self.range_end => {
+            let step = (|| -> Fetch<Option<usize>> {
+                if v.i32_at(p)? == 0 || f.fill() == Some(v.byte(p)?) {
+                    return Ok(None);
+                }
+                Ok(match f.check(v, p, false)? {
+                    Check::Record { end, kind } if f.is_entry(kind) && !f.is_anchor(kind) && end <= self.range_end => {
+                        // The whole record must be in the window, for its digest and
+                        // for the rows that point into it.
+                        if !v.in_window(p, end - p) {
+                            return Err(Need::new(p, end - p));
+                        }
+                        Some(end)
+                    }
+                    _ => None,
+                })
+            })();
+            match step {
+                Ok(Some(end)) => {
                     out.push((p, end));
                     bytes += end - p - 4;
                     p = end;
                 }
-                _ => return,
+                Ok(None) => return Ok(()),
+                Err(need) if out.len() == first => return Err(need),
+                Err(_) => return Ok(()),
             }
         }
+        Ok(())
     }
 
     /// Whether the walk is in step: no queued gap, not at its end.
     pub(crate) fn in_step(&self) -> bool {
-        !self.done && self.pending.iter().all(Option::is_none)
+        !self.done && !self.seeking && self.pending.iter().all(Option::is_none)
     }
 
     /// Moves past the first records of an [`Chain::entry_run`] from here, `[offset,
@@ -305,38 +351,45 @@ impl Chain {
         self.pos = end;
     }
 
-    pub(crate) fn next<F: Framing>(&mut self, f: &F, data: &[u8]) -> Option<Step<F::Kind>> {
+    /// The next record or gap. A [`Need`] leaves the walk where it was: fetch the
+    /// bytes and ask again.
+    pub(crate) fn next<F: Framing>(&mut self, f: &F, v: &View<'_>) -> Fetch<Option<Step<F::Kind>>> {
         for slot in &mut self.pending {
             if let Some(g) = slot.take() {
-                return Some(Step::Gap(g));
+                return Ok(Some(Step::Gap(g)));
             }
         }
         if self.done {
-            return None;
+            return Ok(None);
         }
-        let len = data.len();
+        self.settle_start(f, v)?;
+        if self.done {
+            return Ok(None);
+        }
+        let len = v.len();
         let p = self.pos;
-        self.prefetch_ahead(data, p);
-        if p >= len || (p >= self.range_end && self.is_sync(f, data, p)) {
+        if p >= len || (p >= self.range_end && self.is_sync(f, v, p)?) {
             self.done = true;
-            return None;
+            return Ok(None);
         }
         if len - p < 4 {
-            self.done = true;
-            let kind = if data[p..].iter().all(|&b| b == 0) {
-                GapKind::TrailingZeros
-            } else if f.fill().is_some_and(|fill| data[p..].iter().all(|&b| b == fill)) {
+            // One to three bytes are a size field the writer did not finish, zeros or
+            // not (no writer leaves so few bytes of anything else), unless they are
+            // the fill a direct log pads its last block with.
+            let tail = v.get(p, len - p)?;
+            let kind = if f.fill().is_some_and(|fill| tail.iter().all(|&b| b == fill)) {
                 GapKind::Padding
             } else {
                 GapKind::TornRecord
             };
-            return Some(Step::Gap(gap(p, len, kind)));
+            self.done = true;
+            return Ok(Some(Step::Gap(gap(p, len, kind))));
         }
-        if i32_at(data, p) == 0 {
-            return Some(self.zero_gap(f, data, p));
+        if v.i32_at(p)? == 0 {
+            return self.zero_gap(f, v, p).map(Some);
         }
         if let Some(fill) = f.fill() {
-            if data[p] == fill {
+            if v.byte(p)? == fill {
                 // A writer pads from the end of a record up to the next 4 KiB boundary
                 // (never from a boundary), and a record follows. Any other run of fill
                 // bytes stands where a size field should (an overwritten size field or
@@ -344,21 +397,22 @@ impl Chain {
                 // here, like any negative size. (A record overwritten up to the end of
                 // the padding after it, within one block, cannot be told from padding.)
                 let boundary = (p | (PADDING_BLOCK - 1)) + 1;
-                let end = first_not(data, p, len, fill);
+                let mut reached = p;
+                let end = first_not_in(v, p, len.min(boundary + 1), fill, &mut reached)?;
                 if p & (PADDING_BLOCK - 1) != 0 && (end == boundary || (end == len && end < boundary)) {
                     self.pos = end;
-                    return Some(Step::Gap(gap(p, end, GapKind::Padding)));
+                    return Ok(Some(Step::Gap(gap(p, end, GapKind::Padding))));
                 }
             }
         }
-        match f.check(data, p, false) {
+        match f.check(v, p, false)? {
             Check::Record { end, kind } => {
                 // Anchors confirm themselves or not at all: a padding length damaged by
                 // a multiple of the alignment still lands on a record boundary.
                 let confirmed = if f.is_anchor(kind) {
-                    matches!(f.check(data, p, true), Check::Record { .. })
+                    matches!(f.check(v, p, true)?, Check::Record { .. })
                 } else {
-                    self.chain_ok(f, data, end, ACCEPT_CHAIN) || f.verifies(data, p, end, kind)
+                    self.chain_ok(f, v, end, ACCEPT_CHAIN)? || f.verifies(v, p, end, kind)?
                 };
                 if !confirmed {
                     // The records after this one do not frame: either this size field
@@ -368,14 +422,14 @@ impl Chain {
                     // may still frame an entry here with a digest that verifies. (Not
                     // tried otherwise: a run of records that never confirm would each
                     // digest everything up to a distant sync point.)
-                    if let Some(r) = self.find_sync(f, data, p + 1, len) {
+                    if let Some(r) = self.find_sync(f, v, p + 1, len)? {
                         if r < end {
-                            return Some(self.damage_from(f, data, p, r, GapKind::BadSize));
+                            return self.damage_from(f, v, p, r, GapKind::BadSize).map(Some);
                         }
-                        if f.is_anchor(kind) || !self.plausible_at(f, data, end) {
-                            if let Some(kind) = f.reframe(data, p, r) {
+                        if f.is_anchor(kind) || !self.plausible_at(f, v, end)? {
+                            if let Some(kind) = self.reframe(f, v, p, r)? {
                                 self.pos = r;
-                                return Some(Step::Record { offset: p, end: r, kind, reframed: true });
+                                return Ok(Some(Step::Record { offset: p, end: r, kind, reframed: true }));
                             }
                         }
                     }
@@ -383,93 +437,101 @@ impl Chain {
                 if end > self.range_end {
                     // The next range starts at the first sync point after range_end;
                     // a record covering it would be reported twice.
-                    if let Some(b) = self.find_sync(f, data, (p + 1).max(self.range_end), end) {
+                    if let Some(b) = self.find_sync(f, v, (p + 1).max(self.range_end), end)? {
                         self.pos = b;
-                        return Some(Step::Gap(gap(p, b, GapKind::BadSize)));
+                        return Ok(Some(Step::Gap(gap(p, b, GapKind::BadSize))));
                     }
                 }
                 self.pos = end;
-                Some(Step::Record { offset: p, end, kind, reframed: false })
+                Ok(Some(Step::Record { offset: p, end, kind, reframed: false }))
             }
-            Check::Torn => match self.find_sync(f, data, p + 1, len) {
-                Some(r) => Some(self.damage_from(f, data, p, r, GapKind::BadSize)),
+            Check::Torn => match self.find_sync(f, v, p + 1, len)? {
+                Some(r) => self.damage_from(f, v, p, r, GapKind::BadSize).map(Some),
                 None => {
                     self.done = true;
-                    Some(Step::Gap(gap(p, len, GapKind::TornRecord)))
+                    Ok(Some(Step::Gap(gap(p, len, GapKind::TornRecord))))
                 }
             },
-            Check::Bad(kind) => match self.find_sync(f, data, p + 1, len) {
-                Some(r) => Some(self.damage_from(f, data, p, r, kind)),
+            Check::Bad(kind) => match self.find_sync(f, v, p + 1, len)? {
+                Some(r) => self.damage_from(f, v, p, r, kind).map(Some),
                 None => {
                     self.done = true;
-                    Some(Step::Gap(gap(p, len, kind)))
+                    Ok(Some(Step::Gap(gap(p, len, kind))))
                 }
             },
         }
+    }
+
+    /// An entry at `[p + 4, r)` whose digest verifies though the size field at `p`
+    /// says otherwise (spans too long to be one entry are not tried).
+    fn reframe<F: Framing>(&mut self, f: &F, v: &View<'_>, p: usize, r: usize) -> Fetch<Option<F::Kind>> {
+        if r - p > MAX_REFRAME + 4 {
+            return Ok(None);
+        }
+        f.reframe(v, p, r)
     }
 
     /// The walk was in step at `p` and the next sync point is `r`: the entry between
     /// them if its size field was the only damage (a digest proves it), else a gap.
-    fn damage_from<F: Framing>(&mut self, f: &F, data: &[u8], p: usize, r: usize, kind: GapKind) -> Step<F::Kind> {
+    fn damage_from<F: Framing>(&mut self, f: &F, v: &View<'_>, p: usize, r: usize, kind: GapKind) -> Fetch<Step<F::Kind>> {
+        if let Some(k) = self.reframe(f, v, p, r)? {
+            self.pos = r;
+            return Ok(Step::Record { offset: p, end: r, kind: k, reframed: true });
+        }
+        let zeros = self.zero_run_end(v, p)? >= r;
         self.pos = r;
-        if let Some(k) = f.reframe(data, p, r) {
-            return Step::Record { offset: p, end: r, kind: k, reframed: true };
-        }
-        let kind = if data[p..r].iter().all(|&b| b == 0) { GapKind::Zeros } else { kind };
-        Step::Gap(gap(p, r, kind))
-    }
-
-    /// Asks for the bytes just ahead of `p`. Finding each record needs the size
-    /// field of the one before, so without this every small record would wait for
-    /// a load from memory.
-    #[inline]
-    fn prefetch_ahead(&mut self, data: &[u8], p: usize) {
-        let from = self.prefetched.max(p);
-        let to = data.len().min(p + PREFETCH_DISTANCE).min(from + PREFETCH_PER_STEP);
-        let mut at = from;
-        while at < to {
-            prefetch(data, at);
-            at += CACHE_LINE;
-        }
-        self.prefetched = at.max(self.prefetched);
+        Ok(Step::Gap(gap(p, r, if zeros { GapKind::Zeros } else { kind })))
     }
 
     /// Whether a record the walk would accept (or a clean end) starts at `q`.
-    fn plausible_at<F: Framing>(&self, f: &F, data: &[u8], q: usize) -> bool {
-        let len = data.len();
+    fn plausible_at<F: Framing>(&self, f: &F, v: &View<'_>, q: usize) -> Fetch<bool> {
+        let len = v.len();
         if q == len {
-            return true;
+            return Ok(true);
         }
-        if len - q < 4 || i32_at(data, q) == 0 || f.fill() == Some(data[q]) {
-            return false;
+        if len - q < 4 || v.i32_at(q)? == 0 || f.fill() == Some(v.byte(q)?) {
+            return Ok(false);
         }
-        matches!(f.check(data, q, false), Check::Record { .. })
+        Ok(matches!(f.check(v, q, false)?, Check::Record { .. }))
     }
 
     /// Zeros at `p`: to the end of the file, or a zero region followed by data (which
     /// may begin up to three bytes before the first non-zero byte, since small size
     /// fields start with zero bytes).
-    fn zero_gap<F: Framing>(&mut self, f: &F, data: &[u8], p: usize) -> Step<F::Kind> {
-        let len = data.len();
-        let z = self.zero_run_end(data, p);
+    fn zero_gap<F: Framing>(&mut self, f: &F, v: &View<'_>, p: usize) -> Fetch<Step<F::Kind>> {
+        let len = v.len();
+        let z = self.zero_run_end(v, p)?;
         if z == len {
             self.done = true;
-            return Step::Gap(gap(p, len, GapKind::TrailingZeros));
+            return Ok(Step::Gap(gap(p, len, GapKind::TrailingZeros)));
         }
         let resume = z.saturating_sub(3).max(p);
-        let found = self.find_sync(f, data, resume, len);
+        let found = self.find_sync(f, v, resume, len)?;
         if let Some(r) = found {
             // A zeroed size field in front of an intact entry.
-            if let Some(kind) = f.reframe(data, p, r) {
+            if let Some(kind) = self.reframe(f, v, p, r)? {
                 self.pos = r;
-                return Step::Record { offset: p, end: r, kind, reframed: true };
+                return Ok(Step::Record { offset: p, end: r, kind, reframed: true });
             }
         }
         // Fewer zeros than the smallest record are no zeroed record of their own:
         // they are a zeroed size field and the leading zero bytes of the header it
         // framed (small ids), so the record is one damaged span.
         let part_of_record = z - p < MIN_RECORD_SPAN;
-        Step::Gap(match found {
+        let torn_after = if found.is_none() && !part_of_record {
+            // A record torn by the end of the file right after the zeros?
+            let mut torn = None;
+            for c in resume..=z {
+                if c + 4 <= len && v.i32_at(c)? != 0 && matches!(f.check(v, c, false)?, Check::Torn) {
+                    torn = Some(c);
+                    break;
+                }
+            }
+            torn
+        } else {
+            None
+        };
+        Ok(Step::Gap(match found {
             Some(r) if r <= z => {
                 self.pos = r;
                 gap(p, r, GapKind::Zeros)
@@ -491,10 +553,7 @@ impl Chain {
             }
             None => {
                 self.done = true;
-                // A record torn by the end of the file right after the zeros?
-                let torn = (resume..=z).find(|&c| c + 4 <= len && i32_at(data, c) != 0
-                    && matches!(f.check(data, c, false), Check::Torn));
-                match torn {
+                match torn_after {
                     Some(c) => {
                         self.pending[0] = Some(gap(c, len, GapKind::TornRecord));
                         gap(p, c, GapKind::Zeros)
@@ -505,18 +564,32 @@ impl Chain {
                     }
                 }
             }
-        })
+        }))
     }
 
-    fn zero_run_end(&mut self, data: &[u8], p: usize) -> usize {
-        if let Some((a, b)) = self.zeros {
-            if a <= p && p <= b {
-                return b;
+    /// Where the run of zeros at `p` ends (remembered, and resumed when the window
+    /// ran out before the run did).
+    fn zero_run_end(&mut self, v: &View<'_>, p: usize) -> Fetch<usize> {
+        let (start, from) = match self.zeros {
+            Some(z) if z.start <= p && p <= z.end => {
+                if z.complete {
+                    return Ok(z.end);
+                }
+                (z.start, z.end)
+            }
+            _ => (p, p),
+        };
+        let mut reached = from;
+        match first_not_in(v, from, v.len(), 0, &mut reached) {
+            Ok(end) => {
+                self.zeros = Some(ZeroRun { start, end, complete: true });
+                Ok(end)
+            }
+            Err(need) => {
+                self.zeros = Some(ZeroRun { start, end: reached, complete: false });
+                Err(need)
             }
         }
-        let z = first_not(data, p, data.len(), 0);
-        self.zeros = Some((p, z));
-        z
     }
 
     /// Whether the walk, arriving at `q` after a record, finds the file continuing
@@ -525,37 +598,38 @@ impl Chain {
     /// or a run of zeros to the end of the file or of fill bytes to a 4 KiB boundary that
     /// starts exactly at `q`. (A record whose last byte is a zero or 0xF0 is then not
     /// confirmed this way; it is still accepted when nothing contradicts it.)
-    fn chain_ok<F: Framing>(&mut self, f: &F, data: &[u8], mut q: usize, mut depth: u32) -> bool {
-        let len = data.len();
+    fn chain_ok<F: Framing>(&mut self, f: &F, v: &View<'_>, mut q: usize, mut depth: u32) -> Fetch<bool> {
+        let len = v.len();
         loop {
             if depth == 0 || q == len {
-                return true;
+                return Ok(true);
             }
             if len - q < 4 {
-                return false;
+                return Ok(false);
             }
-            if i32_at(data, q) == 0 {
-                return self.zero_run_end(data, q) == len && run_starts_at(data, q, 0);
+            if v.i32_at(q)? == 0 {
+                return Ok(self.zero_run_end(v, q)? == len && run_starts_at(v, q, 0)?);
             }
             if let Some(fill) = f.fill() {
-                if data[q] == fill {
-                    let end = first_not(data, q, len.min(q + PADDING_BLOCK), fill);
-                    return (end == len || (end & (PADDING_BLOCK - 1) == 0 && end - q < PADDING_BLOCK))
-                        && run_starts_at(data, q, fill);
+                if v.byte(q)? == fill {
+                    let mut reached = q;
+                    let end = first_not_in(v, q, len.min(q + PADDING_BLOCK), fill, &mut reached)?;
+                    return Ok((end == len || (end & (PADDING_BLOCK - 1) == 0 && end - q < PADDING_BLOCK))
+                        && run_starts_at(v, q, fill)?);
                 }
             }
-            match f.check(data, q, true) {
+            match f.check(v, q, true)? {
                 Check::Record { end, kind } => {
                     if !f.may_sync(q, kind) {
-                        return false;
+                        return Ok(false);
                     }
                     if f.is_anchor(kind) {
-                        return true;
+                        return Ok(true);
                     }
                     depth -= 1;
                     q = end;
                 }
-                Check::Torn | Check::Bad(_) => return false,
+                Check::Torn | Check::Bad(_) => return Ok(false),
             }
         }
     }
@@ -568,139 +642,191 @@ impl Chain {
     /// - a record starting just before `p` and covering it wins, unless the records
     ///   from `p` end exactly where it ends (then it is an envelope around them);
     /// - `p` loses when the plausible records starting just after it, inside it, end
-    ///   exactly where it ends (then `p` is such an envelope).
-    fn is_sync<F: Framing>(&mut self, f: &F, data: &[u8], p: usize) -> bool {
-        let Some(end) = self.frames_strongly(f, data, p) else { return false };
+    ///   exactly where it ends (then `p` is such an envelope);
+    /// - but a record whose digest verifies is a real record, never an envelope, and
+    ///   wins over any view that only frames.
+    fn is_sync<F: Framing>(&mut self, f: &F, v: &View<'_>, p: usize) -> Fetch<bool> {
+        let Some(end) = self.frames_strongly(f, v, p)? else { return Ok(false) };
+        let mut p_verifies = None;
         for c in (p + 1).saturating_sub(SHIFT_WINDOW)..p {
-            if !may_start::<F>(data, c) || c + 4 > data.len() || i32_at(data, c) == 0 {
+            if !may_start::<F>(v, c)? || c + 4 > v.len() || v.i32_at(c)? == 0 {
                 continue;
             }
-            if let Check::Record { end: end_c, kind } = f.check(data, c, true) {
+            if let Check::Record { end: end_c, kind } = f.check(v, c, true)? {
                 // Up to 3 bytes off, a plausible header is enough (the real record may
                 // be followed by damage, and a header read 1-3 bytes early is never
                 // plausible: its entry id would hold the ledger id's low bytes shifted
                 // past 2^40). Further off, the record must be confirmed too, or shifted
                 // views of a damaged record would hide the record after it.
-                let wins = end_c > p
-                    && f.may_sync(c, kind)
-                    && !self.records_tile(f, data, p, end_c)
-                    && (p - c <= 3 || self.frames_strongly(f, data, c).is_some());
-                if wins {
-                    return false;
+                if end_c <= p || !f.may_sync(c, kind) || !(p - c <= 3 || self.frames_strongly(f, v, c)?.is_some()) {
+                    continue;
+                }
+                // Records from `p` ending exactly where `c` ends make `c` an envelope
+                // around them, unless `c`'s digest verifies: then they are a view of
+                // bytes inside a real entry.
+                let c_verifies = self.digest_confirms(f, v, c, end_c)?;
+                if !c_verifies && self.records_tile(f, v, p, end_c)? {
+                    continue;
+                }
+                let verifies = match p_verifies {
+                    Some(x) => x,
+                    None => *p_verifies.insert(self.digest_confirms(f, v, p, end)?),
+                };
+                if c_verifies || !verifies {
+                    return Ok(false);
                 }
             }
         }
         for c in p + 1..end.min(p + SHIFT_WINDOW) {
-            if may_start::<F>(data, c) && self.records_tile(f, data, c, end) {
-                return false;
+            if may_start::<F>(v, c)? && self.records_tile(f, v, c, end)? {
+                let verifies = match p_verifies {
+                    Some(x) => x,
+                    None => *p_verifies.insert(self.digest_confirms(f, v, p, end)?),
+                };
+                if !verifies {
+                    return Ok(false);
+                }
             }
         }
-        true
+        Ok(true)
+    }
+
+    /// Whether the record `[p, end)` is an entry a configured digest verifies (for
+    /// telling a real record from a shifted view of one; bounded like the rescue).
+    fn digest_confirms<F: Framing>(&mut self, f: &F, v: &View<'_>, p: usize, end: usize) -> Fetch<bool> {
+        if end - p > MAX_DIGEST_RESCUE {
+            return Ok(false);
+        }
+        match f.check(v, p, false)? {
+            Check::Record { end: e, kind } if e == end && f.is_entry(kind) => f.verifies(v, p, end, kind),
+            _ => Ok(false),
+        }
     }
 
     /// Whether strictly plausible records from `from` end exactly at `to`.
-    fn records_tile<F: Framing>(&self, f: &F, data: &[u8], mut from: usize, to: usize) -> bool {
+    fn records_tile<F: Framing>(&self, f: &F, v: &View<'_>, mut from: usize, to: usize) -> Fetch<bool> {
         for _ in 0..MAX_TILING_RECORDS {
             if from == to {
-                return true;
+                return Ok(true);
             }
-            if from > to || from + 4 > data.len() || i32_at(data, from) == 0 {
-                return false;
+            if from > to || from + 4 > v.len() || v.i32_at(from)? == 0 {
+                return Ok(false);
             }
-            match f.check(data, from, true) {
+            match f.check(v, from, true)? {
                 Check::Record { end, .. } => from = end,
-                _ => return false,
+                _ => return Ok(false),
             }
         }
-        false
+        Ok(false)
     }
 
     /// The end of the record at `p` if it passes the strict tests and is confirmed:
     /// an anchor, two more records after it (or a clean end), or, for small records,
     /// a configured digest.
-    fn frames_strongly<F: Framing>(&mut self, f: &F, data: &[u8], p: usize) -> Option<usize> {
-        if p + 4 > data.len() || i32_at(data, p) == 0 || f.fill() == Some(data[p]) {
-            return None;
+    fn frames_strongly<F: Framing>(&mut self, f: &F, v: &View<'_>, p: usize) -> Fetch<Option<usize>> {
+        if p + 4 > v.len() || v.i32_at(p)? == 0 || f.fill() == Some(v.byte(p)?) {
+            return Ok(None);
         }
-        match f.check(data, p, true) {
+        match f.check(v, p, true)? {
             Check::Record { end, kind } => {
                 let confirmed = f.is_anchor(kind)
-                    || self.chain_ok(f, data, end, SYNC_CHAIN)
-                    || (end - p <= MAX_DIGEST_RESCUE && f.verifies(data, p, end, kind));
-                (f.may_sync(p, kind) && confirmed).then_some(end)
+                    || self.chain_ok(f, v, end, SYNC_CHAIN)?
+                    || (end - p <= MAX_DIGEST_RESCUE && f.verifies(v, p, end, kind)?);
+                Ok((f.may_sync(p, kind) && confirmed).then_some(end))
             }
-            _ => None,
+            _ => Ok(None),
         }
     }
 
-    /// The first sync point in `[from, limit)`, if any. Results are remembered, so
-    /// searching again over a span already searched costs nothing.
-    pub(crate) fn find_sync<F: Framing>(&mut self, f: &F, data: &[u8], from: usize, limit: usize) -> Option<usize> {
-        let limit = limit.min(data.len());
+    /// The first sync point in `[from, limit)`, if any. Results are remembered (also
+    /// how far a search got before the window ran out), so searching again over a
+    /// span already searched costs nothing.
+    pub(crate) fn find_sync<F: Framing>(&mut self, f: &F, v: &View<'_>, from: usize, limit: usize) -> Fetch<Option<usize>> {
+        let limit = limit.min(v.len());
+        let from0 = from;
         let mut from = from;
         if from >= limit {
-            return None;
+            return Ok(None);
         }
         if let Some(k) = self.sync {
             if k.from <= from && from <= k.to {
                 if k.found {
-                    return (k.to < limit).then_some(k.to);
+                    return Ok((k.to < limit).then_some(k.to));
                 }
                 if limit <= k.to {
-                    return None;
+                    return Ok(None);
                 }
                 from = k.to;
             }
         }
-        let found = self.search(f, data, from, limit);
-        let knowledge = match found {
-            Some(r) => SyncKnowledge { from, to: r, found: true },
-            None => SyncKnowledge { from, to: limit, found: false },
+        let (found, to, result) = match self.search(f, v, from, limit) {
+            Ok(Some(r)) => (true, r, Ok(Some(r))),
+            Ok(None) => (false, limit, Ok(None)),
+            Err((need, reached)) => (false, reached, Err(need)),
         };
+        let knowledge = SyncKnowledge { from: from0.min(from), to, found };
         // Extend what is known when this search continued an earlier one.
         self.sync = Some(match self.sync {
             Some(k) if !k.found && k.from <= from && from <= k.to => SyncKnowledge { from: k.from, ..knowledge },
-            _ => knowledge,
+            _ => SyncKnowledge { from, ..knowledge },
         });
-        found
+        result
     }
 
-    fn search<F: Framing>(&mut self, f: &F, data: &[u8], from: usize, limit: usize) -> Option<usize> {
-        let len = data.len();
+    /// The search behind [`Chain::find_sync`]; on a [`Need`], also where it got to:
+    /// no sync point lies before that.
+    fn search<F: Framing>(&mut self, f: &F, v: &View<'_>, from: usize, limit: usize) -> Result<Option<usize>, (Need, usize)> {
+        let len = v.len();
         // Candidates in [from, limit) need their size field's bytes, which may
         // extend up to three bytes past limit.
         let run_limit = len.min(limit.saturating_add(3));
         let mut p = from;
         while p < limit {
-            let hay = &data[p..limit];
+            let hay = v.run_from(p, limit).map_err(|n| (n, p))?;
             let hit = if F::PADDING_MARKER { memchr2(0x00, 0xFF, hay) } else { memchr(0x00, hay) };
-            let i = p + hit?;
-            if data[i] == 0 {
+            let Some(k) = hit else {
+                p += hay.len();
+                continue;
+            };
+            let i = p + k;
+            let byte = hay[k];
+            let mut reached = i;
+            if byte == 0 {
                 // Inside a zero run only the last three positions can start a size
                 // field with a non-zero value.
-                let z = first_not(data, i, run_limit, 0);
+                let z = first_not_in(v, i, run_limit, 0, &mut reached).map_err(|n| (n, reached.saturating_sub(3).max(i)))?;
                 if z == run_limit {
-                    return None;
+                    return Ok(None);
                 }
                 let first = z.saturating_sub(3).max(i);
                 for c in first..z.min(limit) {
-                    if self.is_sync(f, data, c) {
-                        return Some(c);
+                    if self.is_sync(f, v, c).map_err(|n| (n, c))? {
+                        return Ok(Some(c));
                     }
                 }
                 p = z;
             } else {
                 // A run of 0xFF: a padding marker FF FF FF 00 can only end it.
-                let z = first_not(data, i, run_limit, 0xFF);
-                if z >= i + 3 && z < len && data[z] == 0 && z - 3 < limit && self.is_sync(f, data, z - 3) {
-                    return Some(z - 3);
+                let z = first_not_in(v, i, run_limit, 0xFF, &mut reached).map_err(|n| (n, i))?;
+                if z >= i + 3 && z < len && z - 3 < limit {
+                    let c = z - 3;
+                    let marker_end = v.byte(z).map_err(|n| (n, i))? == 0;
+                    if marker_end && self.is_sync(f, v, c).map_err(|n| (n, i))? {
+                        return Ok(Some(c));
+                    }
                 }
                 if z == run_limit {
-                    return None;
+                    return Ok(None);
                 }
                 p = z;
             }
         }
-        None
+        Ok(None)
     }
+}
+
+/// [`first_not`] for framings' own use on bytes already in hand.
+#[allow(dead_code)]
+pub(crate) fn run_end(bytes: &[u8], byte: u8) -> usize {
+    first_not(bytes, 0, bytes.len(), byte)
 }

@@ -25,6 +25,17 @@ pub enum GapKind {
     BadRecord,
     /// Bytes that are none of the above, between the end of a damaged span and the next record.
     Garbage,
+    /// The file ends before what its header says it holds (a rolled log cut short
+    /// before its ledgers map).
+    Truncated,
+    /// The file shrank while it was being read: the bytes from here vanished.
+    Shrank,
+    /// The operating system could not read these bytes.
+    Unreadable,
+    /// A record inside a log's ledgers map that is not a map record.
+    InsideMap,
+    /// A journal's records end before the position `lastMark` says was written.
+    BeforeLastMark,
 }
 
 impl GapKind {
@@ -40,8 +51,31 @@ impl GapKind {
             GapKind::BadSize => "bad_size",
             GapKind::BadRecord => "bad_record",
             GapKind::Garbage => "garbage",
+            GapKind::Truncated => "truncated",
+            GapKind::Shrank => "file_shrank",
+            GapKind::Unreadable => "unreadable",
+            GapKind::InsideMap => "inside_map",
+            GapKind::BeforeLastMark => "before_last_mark",
         }
     }
+
+    /// Every kind, for listing their names.
+    pub const ALL: [GapKind; 14] = [
+        GapKind::Padding,
+        GapKind::TrailingZeros,
+        GapKind::Zeros,
+        GapKind::TornHeader,
+        GapKind::BadHeader,
+        GapKind::TornRecord,
+        GapKind::BadSize,
+        GapKind::BadRecord,
+        GapKind::Garbage,
+        GapKind::Truncated,
+        GapKind::Shrank,
+        GapKind::Unreadable,
+        GapKind::InsideMap,
+        GapKind::BeforeLastMark,
+    ];
 
     /// Whether the span means data was damaged or lost. Padding and trailing zeros
     /// are what the writers leave behind in healthy files.
@@ -61,6 +95,11 @@ impl GapKind {
             GapKind::BadSize => "size field is wrong (negative, too small, past the end, or overlapping the next record)",
             GapKind::BadRecord => "size field frames bytes that are not a valid record",
             GapKind::Garbage => "unrecognised bytes before the next record",
+            GapKind::Truncated => "the file ends before what its header says it holds",
+            GapKind::Shrank => "the file shrank while being read",
+            GapKind::Unreadable => "the operating system could not read these bytes",
+            GapKind::InsideMap => "a record inside the ledgers map that is not a map record",
+            GapKind::BeforeLastMark => "the journal's records end before the position lastMark says was written",
         }
     }
 }

@@ -1,8 +1,10 @@
 //! Bookie files: entry logs (legacy and direct-I/O layouts), journals, ledger index
 //! files, `lastMark` and `lastId` (FORMATS.md §3-6).
 //!
-//! Readers work on a byte slice: a mapped file ([`ByteSource::open`]) or any buffer.
-//! Offsets are absolute file offsets (`u64` in the API), so files over 4 GiB work.
+//! Readers read through a [`ReadAt`](source::ReadAt) source (a file read with
+//! `pread`, bytes in memory), a window at a time (`window.rs`); the in-memory scans
+//! (`EntryLog::scan`, `Journal::scan`) take a byte slice. Offsets are absolute file
+//! offsets (`u64` in the API), so files over 4 GiB work.
 //!
 //! Scans never stop at damage. A torn tail, a bad size field, zeros or garbage
 //! become a [`Gap`] naming its byte span and what is wrong, and the scan resumes at
@@ -11,9 +13,10 @@
 //! that tile a file yield each record exactly once.
 
 mod framing;
-mod plausible;
+pub(crate) mod plausible;
 mod runs;
-mod verified_run;
+pub mod scan;
+pub mod window;
 
 pub mod entry_log;
 pub mod gap;
@@ -30,9 +33,7 @@ pub use index_file::{IndexFile, IndexHeader};
 pub use journal::{Journal, JournalHeader, JournalItem, JournalRecord, JournalWriter};
 pub use last_mark::LastMark;
 pub use location::Location;
-pub use source::ByteSource;
-pub use verified_run::VerifiedEntry;
-pub(crate) use verified_run::RunCursor;
+pub use source::{FileSource, MemorySource, ReadAt};
 
 use crate::error::Error;
 

@@ -3,7 +3,9 @@
 //! resynchronisation point needs (relations a writer always keeps, that random bytes
 //! rarely do).
 
-use crate::entry::{decode_entry, parse_header, parse_v2_flags, EntryFormat, V1_HEADER_LEN, V2_HEADER_LEN};
+use zerocopy::FromBytes;
+
+use crate::entry::{decode_entry, parse_header, HeaderIds, HeaderLayout, HeaderView};
 use crate::files::framing::ScanOptions;
 
 /// Entry ids and ledger lengths at or above these are taken as random bytes when
@@ -19,45 +21,53 @@ pub(crate) enum Verdict {
     Short,
 }
 
-#[inline]
-fn i64_at(b: &[u8], p: usize) -> i64 {
-    i64::from_be_bytes(b[p..p + 8].try_into().expect("8 bytes"))
-}
-
 /// `head`: the first bytes of an entry of `n` bytes (what the file holds, at least
 /// the 41 bytes of the longest header when the entry is complete).
 #[inline]
 pub(crate) fn entry_verdict(head: &[u8], n: usize, strict: bool) -> Verdict {
     let Some(&first) = head.first() else { return Verdict::Short };
-    let (ids_at, header_len, digest_len) = match EntryFormat::detect(first) {
-        EntryFormat::V1 => (0, V1_HEADER_LEN, 0),
-        EntryFormat::V2 => match parse_v2_flags(first) {
-            Ok(dt) => (V2_HEADER_LEN - V1_HEADER_LEN, V2_HEADER_LEN, dt.len()),
-            Err(_) => return Verdict::Implausible,
-        },
+    let layout = HeaderLayout::of(first);
+    let digest_len = match layout {
+        HeaderLayout::V1 => 0,
+        HeaderLayout::V2(dt) => dt.len(),
+        HeaderLayout::Invalid => return Verdict::Implausible,
     };
-    if n < header_len + digest_len {
+    if n < layout.header_len() + digest_len {
         return Verdict::Implausible;
     }
-    let needed = if strict { header_len } else { ids_at + 16 };
-    if head.len() < needed {
-        return Verdict::Short;
+    if !strict {
+        // A V1 ledger id is non-negative by construction (bit 7 of its first byte is clear).
+        let Some(Ok((ids, _))) = head.get(layout.fields_at()..).map(HeaderIds::ref_from_prefix) else {
+            return Verdict::Short;
+        };
+        return if ids.entry_id.get() < 0 { Verdict::Implausible } else { Verdict::Plausible };
     }
-    // A V1 ledger id is non-negative by construction (bit 7 of its first byte is clear).
-    let entry_id = i64_at(head, ids_at + 8);
-    if entry_id < 0 {
+    let Some((h, _)) = HeaderView::read(head) else { return Verdict::Short };
+    let (entry_id, lac, length) = (h.entry_id(), h.last_add_confirmed(), h.length());
+    // An entry is sent before it can be confirmed, so its LAC is below its id; the
+    // ledger length includes this entry's payload (at least n - header - 20-byte
+    // digest); and no ledger reaches 2^40 entries or 2^50 bytes.
+    let min_length = n as i64 - layout.header_len() as i64 - 20;
+    if entry_id < 0 || lac < -1 || lac >= entry_id || entry_id >= MAX_SYNC_ENTRY_ID || length < min_length || length >= MAX_SYNC_LENGTH {
         return Verdict::Implausible;
     }
-    if strict {
-        let lac = i64_at(head, ids_at + 16);
-        let length = i64_at(head, ids_at + 24);
-        // An entry is sent before it can be confirmed, so its LAC is below its id; the
-        // ledger length includes this entry's payload (at least n - header - 20-byte
-        // digest); and no ledger reaches 2^40 entries or 2^50 bytes.
-        let min_length = n as i64 - header_len as i64 - 20;
-        if lac < -1 || lac >= entry_id || entry_id >= MAX_SYNC_ENTRY_ID || length < min_length || length >= MAX_SYNC_LENGTH {
-            return Verdict::Implausible;
-        }
+    Verdict::Plausible
+}
+
+/// A record the file ends inside: its ids are reported, so they must be ones a
+/// writer could have written (text and noise also pass the lenient test). The length
+/// is not judged: nothing after the record confirms it, and writers that do not
+/// keep a running length exist.
+#[inline]
+pub(crate) fn torn_entry_verdict(head: &[u8], n: usize) -> Verdict {
+    match entry_verdict(head, n, false) {
+        Verdict::Plausible => {}
+        other => return other,
+    }
+    let Some((h, _)) = HeaderView::read(head) else { return Verdict::Short };
+    let (entry_id, lac) = (h.entry_id(), h.last_add_confirmed());
+    if entry_id >= MAX_SYNC_ENTRY_ID || lac < -1 || lac >= entry_id {
+        return Verdict::Implausible;
     }
     Verdict::Plausible
 }

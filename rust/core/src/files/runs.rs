@@ -2,6 +2,8 @@
 //! damaged or preallocated regions can be gigabytes long and must not be walked
 //! byte by byte.
 
+use crate::files::window::{Fetch, View};
+
 const BLOCK: usize = 4096;
 static ZEROS: [u8; BLOCK] = [0; BLOCK];
 static PADDING: [u8; BLOCK] = [0xF0; BLOCK];
@@ -31,6 +33,29 @@ pub(crate) fn first_not(data: &[u8], from: usize, limit: usize, byte: u8) -> usi
         i += 1;
     }
     i
+}
+
+/// [`first_not`] over a scan's view, from `from` to `limit`: where the run of
+/// `byte` ends. When the window ends first, the [`Need`](crate::files::window::Need)
+/// to fetch, with `reached` set to where the run is known to go on to (so a caller
+/// asked again can resume there instead of starting over).
+pub(crate) fn first_not_in(v: &View<'_>, from: usize, limit: usize, byte: u8, reached: &mut usize) -> Fetch<usize> {
+    let mut at = from;
+    while at < limit {
+        let run = match v.run_from(at, limit) {
+            Ok(run) => run,
+            Err(need) => {
+                *reached = at;
+                return Err(need);
+            }
+        };
+        let k = first_not(run, 0, run.len(), byte);
+        if k < run.len() {
+            return Ok(at + k);
+        }
+        at += run.len();
+    }
+    Ok(limit)
 }
 
 #[cfg(test)]

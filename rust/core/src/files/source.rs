@@ -1,83 +1,289 @@
-//! Where a reader's bytes come from: a memory-mapped file (memory stays bounded by
-//! the page cache, files over 4 GiB work) or any in-memory buffer.
+//! Where a reader's bytes come from: a file read with positioned reads (`pread`),
+//! bytes already in memory, or anything else that can read at an offset (the
+//! bindings add Python file objects).
+//!
+//! Files are never memory-mapped. A mapping turns a file that shrinks while it is
+//! read (compaction and garbage collection rewrite and delete entry logs on a live
+//! bookie) into a `SIGBUS` that kills the process, and it cannot keep the payloads
+//! a reader has handed out from changing with the file. A positioned read of a
+//! vanished range just comes back short, which the reader reports as the file
+//! having shrunk, and the bytes read are the reader's own.
 
 use std::fs::File;
+use std::io;
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use memmap2::{Advice, Mmap};
+use arrow_buffer::Buffer;
 
 use crate::error::{Error, Result};
 
-/// The bytes of one file, mapped or owned, and the path errors should name.
-pub struct ByteSource {
-    bytes: Box<dyn AsRef<[u8]> + Send + Sync>,
+/// Random access to the bytes of one file (or anything shaped like one).
+pub trait ReadAt: Send + Sync {
+    /// The length when the source was opened: readers read up to here and no
+    /// further, so a file still being appended to is read as it was.
+    fn len(&self) -> u64;
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Reads into `buf` from `offset`. Fewer bytes than asked (0 included) means
+    /// the data ends there now.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize>;
+
+    /// Where the next byte at or after `offset` that may be non-zero is: sparse
+    /// files skip their holes here without reading them. `None` when only zeros
+    /// (or nothing) follow. Sources that cannot tell return `Some(offset)`.
+    fn next_data(&self, offset: u64) -> Option<u64> {
+        Some(offset)
+    }
+
+    /// The whole content as an Arrow buffer, when it is in memory already (scans
+    /// then borrow it instead of copying).
+    fn as_buffer(&self) -> Option<&Buffer> {
+        None
+    }
+
+    /// The current length, when the source can tell it (a file's `fstat`): a
+    /// reader that finds fewer bytes than [`ReadAt::len`] asks, to say how far
+    /// the file shrank.
+    fn current_len(&self) -> Option<u64> {
+        None
+    }
+
+    /// The file errors should name.
+    fn path(&self) -> Option<&Path> {
+        None
+    }
+}
+
+/// A regular file, read with `pread`.
+#[derive(Debug)]
+pub struct FileSource {
+    file: File,
+    path: PathBuf,
+    len: u64,
+}
+
+impl FileSource {
+    /// Opens `path` for reading. Anything but a regular file (a FIFO, a device, a
+    /// directory, a socket) is refused at once with an error naming what it is:
+    /// reading a FIFO would block until a writer comes, and a device or `/proc`
+    /// file has no length to read up to. The open itself never blocks (FIFOs are
+    /// opened non-blocking, then refused).
+    pub fn open(path: impl AsRef<Path>) -> Result<FileSource> {
+        let path = path.as_ref();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path)
+            .map_err(|e| open_error(path, e))?;
+        let meta = file.metadata().map_err(|e| Error::io(path, 0, &e))?;
+        let kind = meta.file_type();
+        let what = if kind.is_file() {
+            None
+        } else if kind.is_dir() {
+            Some("a directory")
+        } else if kind.is_fifo() {
+            Some("a FIFO (named pipe)")
+        } else if kind.is_char_device() {
+            Some("a character device")
+        } else if kind.is_block_device() {
+            Some("a block device")
+        } else if kind.is_socket() {
+            Some("a socket")
+        } else {
+            Some("not a regular file")
+        };
+        if kind.is_dir() {
+            return Err(Error::io(path, 0, &io::Error::from_raw_os_error(libc::EISDIR)));
+        }
+        if let Some(what) = what {
+            return Err(Error::invalid_argument(format!("{} is {what}, not a regular file", path.display())).in_file(path));
+        }
+        Ok(FileSource { len: meta.len(), file, path: path.to_path_buf() })
+    }
+}
+
+/// An open error in the user's terms ("is a directory" rather than errno 21 from a
+/// later read).
+fn open_error(path: &Path, e: io::Error) -> Error {
+    Error::io(path, 0, &e)
+}
+
+impl ReadAt for FileSource {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let mut done = 0;
+        while done < buf.len() {
+            match self.file.read_at(&mut buf[done..], offset + done as u64) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(done)
+    }
+
+    fn next_data(&self, offset: u64) -> Option<u64> {
+        if offset >= self.len {
+            return None;
+        }
+        let Ok(at) = i64::try_from(offset) else { return Some(offset) };
+        use std::os::fd::AsRawFd;
+        // SAFETY: lseek on a descriptor this source owns; SEEK_DATA only moves the
+        // file position, which positioned reads do not use.
+        let found = unsafe { libc::lseek(self.file.as_raw_fd(), at, libc::SEEK_DATA) };
+        if found < 0 {
+            // ENXIO: no data at or after `offset`; anything else (a filesystem
+            // without SEEK_DATA): assume data.
+            let errno = io::Error::last_os_error().raw_os_error();
+            return if errno == Some(libc::ENXIO) { None } else { Some(offset) };
+        }
+        let found = found as u64;
+        (found < self.len).then_some(found)
+    }
+
+    fn current_len(&self) -> Option<u64> {
+        self.file.metadata().ok().map(|m| m.size())
+    }
+
+    fn path(&self) -> Option<&Path> {
+        Some(&self.path)
+    }
+}
+
+/// Bytes already in memory.
+#[derive(Debug, Clone)]
+pub struct MemorySource {
+    buffer: Buffer,
     path: Option<PathBuf>,
 }
 
-impl std::fmt::Debug for ByteSource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ByteSource").field("len", &self.len()).field("path", &self.path).finish()
+impl MemorySource {
+    pub fn new(buffer: Buffer) -> MemorySource {
+        MemorySource { buffer, path: None }
     }
-}
 
-impl ByteSource {
-    /// Maps `path` read-only. The file must not be truncated while mapped (bookies
-    /// only append to logs and journals, and delete whole files, which is safe).
-    pub fn open(path: impl AsRef<Path>) -> Result<ByteSource> {
+    pub fn from_vec(bytes: Vec<u8>) -> MemorySource {
+        MemorySource::new(Buffer::from_vec(bytes))
+    }
+
+    /// A whole (small) file read into memory.
+    pub fn read(path: impl AsRef<Path>) -> Result<MemorySource> {
         let path = path.as_ref();
-        let file = File::open(path).map_err(|e| Error::io(path, 0, &e))?;
-        let len = file.metadata().map_err(|e| Error::io(path, 0, &e))?.len();
-        let bytes: Box<dyn AsRef<[u8]> + Send + Sync> = if len == 0 {
-            Box::new(Vec::new())
-        } else {
-            // SAFETY: the map is read-only; the caller is told not to truncate the file.
-            let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, 0, &e))?;
-            // Scans read front to back; a failed hint is harmless.
-            let _ = map.advise(Advice::Sequential);
-            Box::new(map)
-        };
-        Ok(ByteSource { bytes, path: Some(path.to_path_buf()) })
-    }
-
-    /// Bytes already in memory (a test buffer, a Python buffer kept alive by its owner).
-    pub fn from_bytes(bytes: impl AsRef<[u8]> + Send + Sync + 'static) -> ByteSource {
-        ByteSource { bytes: Box::new(bytes), path: None }
+        let source = FileSource::open(path)?;
+        let bytes = read_vec_at(&source, 0, usize::try_from(source.len()).unwrap_or(usize::MAX))?;
+        Ok(MemorySource::from_vec(bytes).with_path(path))
     }
 
     /// Names the file errors should mention.
-    pub fn with_path(mut self, path: impl Into<PathBuf>) -> ByteSource {
+    pub fn with_path(mut self, path: impl Into<PathBuf>) -> MemorySource {
         self.path = Some(path.into());
         self
     }
 
-    #[inline]
     pub fn bytes(&self) -> &[u8] {
-        (*self.bytes).as_ref()
+        self.buffer.as_slice()
     }
 
     pub fn len(&self) -> u64 {
-        self.bytes().len() as u64
+        self.buffer.len() as u64
     }
 
     pub fn is_empty(&self) -> bool {
-        self.bytes().is_empty()
+        self.buffer.is_empty()
+    }
+}
+
+impl ReadAt for MemorySource {
+    fn len(&self) -> u64 {
+        self.buffer.len() as u64
     }
 
-    pub fn path(&self) -> Option<&Path> {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let data = self.buffer.as_slice();
+        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(data.len());
+        let n = buf.len().min(data.len() - start);
+        buf[..n].copy_from_slice(&data[start..start + n]);
+        Ok(n)
+    }
+
+    fn as_buffer(&self) -> Option<&Buffer> {
+        Some(&self.buffer)
+    }
+
+    fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
+}
 
-    /// Attaches this source's path to an error whose offset is already absolute.
-    pub fn locate(&self, err: Error) -> Error {
-        match &self.path {
-            Some(p) => err.in_file(p),
-            None => err,
-        }
+/// Bytes borrowed from the caller, as a source (for scans of bytes in hand).
+#[derive(Debug, Clone, Copy)]
+pub struct SliceSource<'a>(pub &'a [u8]);
+
+impl ReadAt for SliceSource<'_> {
+    fn len(&self) -> u64 {
+        self.0.len() as u64
     }
 
-    /// Rebases an error found in the slice starting at `base`, and attaches the path.
-    pub fn locate_at(&self, base: u64, err: Error) -> Error {
-        self.locate(err.at_base(base))
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(self.0.len());
+        let n = buf.len().min(self.0.len() - start);
+        buf[..n].copy_from_slice(&self.0[start..start + n]);
+        Ok(n)
+    }
+}
+
+/// Reads exactly `buf.len()` bytes at `offset`, or says how the source fell short:
+/// `Truncated` at the offset where its data now ends. For the small reads of
+/// headers and trailers.
+pub fn read_exact_at(source: &dyn ReadAt, offset: u64, buf: &mut [u8]) -> Result<()> {
+    let n = source.read_at(offset, buf).map_err(|e| io_error(source, offset, e))?;
+    if n < buf.len() {
+        return Err(short_read(source, offset, buf.len(), n));
+    }
+    Ok(())
+}
+
+/// Up to `len` bytes at `offset` (fewer at the end of the data), in a new vector.
+pub fn read_vec_at(source: &dyn ReadAt, offset: u64, len: usize) -> Result<Vec<u8>> {
+    let available = source.len().saturating_sub(offset).min(len as u64) as usize;
+    let mut buf = vec![0u8; available];
+    let n = source.read_at(offset, &mut buf).map_err(|e| io_error(source, offset, e))?;
+    buf.truncate(n);
+    Ok(buf)
+}
+
+pub(crate) fn io_error(source: &dyn ReadAt, offset: u64, e: io::Error) -> Error {
+    match source.path() {
+        Some(p) => Error::io(p, offset, &e),
+        None => Error::io(Path::new("<buffer>"), offset, &e),
+    }
+}
+
+/// The error for a read at `offset` of `wanted` bytes that got `got`, where the
+/// source promised more: the file shrank while it was being read.
+pub(crate) fn short_read(source: &dyn ReadAt, offset: u64, wanted: usize, got: usize) -> Error {
+    let end = offset + got as u64;
+    let now = source.current_len().map_or_else(String::new, |n| format!(", {n} now"));
+    let e = if end < source.len() {
+        Error::truncated(end, (wanted - got) as u64, 0).with_detail(format!(
+            "the file shrank while being read: it ends at byte {end} ({} bytes when opened{now})",
+            source.len()
+        ))
+    } else {
+        Error::truncated(end, (wanted - got) as u64, 0)
+            .with_detail(format!("needed {wanted} bytes at byte {offset}, the file ends at byte {end}"))
+    };
+    match source.path() {
+        Some(p) => e.in_file(p),
+        None => e,
     }
 }
 
@@ -86,37 +292,76 @@ mod tests {
     use super::*;
     use crate::error::ErrorKind;
 
-    fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
-        let p = std::env::temp_dir().join(format!("bkcodec-source-{}-{name}", std::process::id()));
-        std::fs::write(&p, bytes).unwrap();
-        p
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("bkcodec-source-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
     }
 
     #[test]
-    fn maps_files_and_names_them_in_errors() {
-        let p = temp_file("data", b"BKLO and more");
-        let src = ByteSource::open(&p).unwrap();
-        assert_eq!(src.bytes(), b"BKLO and more");
-        assert_eq!((src.len(), src.path()), (13, Some(p.as_path())));
-        let e = src.locate_at(100, Error::corrupt(4, "x"));
-        assert_eq!((e.offset, e.path.as_deref()), (104, Some(p.as_path())));
-        std::fs::remove_file(&p).unwrap();
-
-        let empty = temp_file("empty", b"");
-        assert!(ByteSource::open(&empty).unwrap().is_empty());
-        std::fs::remove_file(&empty).unwrap();
-
-        let missing = std::env::temp_dir().join("bkcodec-source-does-not-exist");
-        let e = ByteSource::open(&missing).unwrap_err();
-        assert_eq!((e.kind, e.path.as_deref()), (ErrorKind::Io, Some(missing.as_path())));
+    fn reads_a_file_and_reports_shrinking() {
+        let dir = temp_dir("shrink");
+        let path = dir.join("f");
+        std::fs::write(&path, (0..10_000u32).map(|i| i as u8).collect::<Vec<_>>()).unwrap();
+        let src = FileSource::open(&path).unwrap();
+        assert_eq!(src.len(), 10_000);
+        let mut buf = [0u8; 16];
+        read_exact_at(&src, 256, &mut buf).unwrap();
+        assert_eq!(buf[0], 0);
+        assert_eq!(buf[15], 15);
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(1000).unwrap();
+        let e = read_exact_at(&src, 990, &mut buf).unwrap_err();
+        assert_eq!((e.kind, e.offset), (ErrorKind::Truncated, 1000));
+        assert!(e.detail.contains("shrank"), "{}", e.detail);
+        assert!(e.detail.contains("1000 now"), "{}", e.detail);
+        assert_eq!(e.path.as_deref(), Some(path.as_path()));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
-    fn in_memory_bytes() {
-        let src = ByteSource::from_bytes(vec![1u8, 2, 3]);
-        assert_eq!((src.bytes(), src.path()), (&[1u8, 2, 3][..], None));
-        assert_eq!(src.locate(Error::corrupt(1, "x")).path, None);
-        let named = ByteSource::from_bytes(&b"abc"[..]).with_path("x.log");
-        assert_eq!(named.locate(Error::corrupt(1, "x")).path, Some(PathBuf::from("x.log")));
+    fn refuses_what_is_not_a_regular_file_at_once() {
+        let dir = temp_dir("kinds");
+        let e = FileSource::open(&dir).unwrap_err();
+        assert_eq!((e.kind, e.os_error()), (ErrorKind::Io, Some(libc::EISDIR)));
+        assert!(e.detail.contains("Is a directory"), "{}", e.detail);
+        let fifo = dir.join("3.log");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = FileSource::open(&fifo).unwrap_err();
+        assert!(e.detail.contains("FIFO"), "{}", e.detail);
+        let e = FileSource::open("/dev/null").unwrap_err();
+        assert!(e.detail.contains("character device"), "{}", e.detail);
+        let e = FileSource::open(dir.join("missing")).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Io);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn skips_holes_of_sparse_files() {
+        let dir = temp_dir("sparse");
+        let path = dir.join("f");
+        let f = File::create(&path).unwrap();
+        f.write_all_at(b"data", 0).unwrap();
+        f.set_len(64 << 20).unwrap();
+        let src = FileSource::open(&path).unwrap();
+        assert_eq!(src.next_data(0), Some(0));
+        // Past the first block only zeros follow (a filesystem without SEEK_DATA
+        // says "data" everywhere, which is also correct, only slower).
+        if let Some(at) = src.next_data(1 << 20) {
+            assert_eq!(at, 1 << 20);
+        }
+        assert_eq!(src.next_data(64 << 20), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn memory_sources_lend_their_buffer() {
+        let src = MemorySource::from_vec(vec![1, 2, 3]).with_path("x");
+        assert_eq!(src.as_buffer().unwrap().as_slice(), &[1, 2, 3]);
+        assert_eq!(read_vec_at(&src, 1, 10).unwrap(), vec![2, 3]);
+        let mut buf = [0u8; 4];
+        assert_eq!(read_exact_at(&src, 0, &mut buf).unwrap_err().kind, ErrorKind::Truncated);
     }
 }

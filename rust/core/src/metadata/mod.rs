@@ -217,13 +217,15 @@ pub fn parse_header(data: &[u8]) -> Result<(i32, usize)> {
     for (i, &expected) in HEADER_KEY.iter().enumerate() {
         match data.get(i) {
             None => {
-                return Err(Error::truncated(i as u64, (HEADER_KEY.len() - i) as u64, 0)
-                    .with_detail(format!("ledger metadata header ends at byte {i}")))
+                return Err(Error::truncated(i as u64, (HEADER_KEY.len() - i) as u64, 0).with_detail(
+                    "ledger metadata header cut short (expected \"BookieMetadataFormatVersion\\t\")",
+                ))
             }
             Some(&b) if b != expected => {
-                return Err(Error::corrupt(i as u64, format!(
-                    "ledger metadata header corrupt at index {i} (expected \"BookieMetadataFormatVersion\\t\")"
-                )))
+                return Err(Error::corrupt(
+                    i as u64,
+                    "ledger metadata header corrupt (expected \"BookieMetadataFormatVersion\\t\")",
+                ))
             }
             Some(_) => {}
         }

@@ -23,7 +23,7 @@ const DIGEST_NAMES: [(&str, i32); 4] = [("CRC32", 1), ("HMAC", 2), ("CRC32C", 3)
 // ---------------------------------------------------------------- printing
 
 /// `TextFormat.escapeBytes`.
-fn escape_into(out: &mut Vec<u8>, bytes: &[u8]) {
+pub(crate) fn escape_into(out: &mut Vec<u8>, bytes: &[u8]) {
     out.push(b'"');
     for &b in bytes {
         match b {
@@ -143,6 +143,7 @@ pub(super) fn print(fmt: &LedgerMetadataFormat, out: &mut Vec<u8>) {
 pub(crate) struct Tokenizer<'a> {
     text: &'a [u8],
     base: usize,
+    /// What the text is, for error messages.
     label: &'static str,
     pos: usize,
     /// The current token: `text[tok_start..tok_end]`, empty at the end.
@@ -162,10 +163,10 @@ fn is_word(b: u8) -> bool {
 
 impl<'a> Tokenizer<'a> {
     fn new(text: &'a [u8], base: usize) -> Self {
-        Tokenizer::labelled(text, base, "format 2 text")
+        Self::with_label(text, base, "format 2 text")
     }
 
-    pub(crate) fn labelled(text: &'a [u8], base: usize, label: &'static str) -> Self {
+    pub(crate) fn with_label(text: &'a [u8], base: usize, label: &'static str) -> Self {
         let mut t = Tokenizer { text, base, label, pos: 0, tok_start: 0, tok_end: 0 };
         t.advance();
         t
@@ -566,6 +567,25 @@ pub(super) fn parse(data: &[u8], start: usize) -> Result<LedgerMetadataFormat> {
         }
     }
     Ok(f)
+}
+
+/// Parses a flat message of string fields (`name: "value"`), as `TextFormat.merge`
+/// reads one, for the other text-format files BookKeeper writes (the bookie cookie).
+/// Returns each field's name, unescaped value and the offset of its name; `label`
+/// names the text in errors. Field names are the caller's to check.
+pub(crate) fn parse_string_fields(data: &[u8], start: usize, label: &'static str) -> Result<Vec<(String, Vec<u8>, usize)>> {
+    let text = String::from_utf8_lossy(&data[start..]);
+    let mut t = Tokenizer::with_label(text.as_bytes(), start, label);
+    let mut fields = Vec::new();
+    while !t.at_end() {
+        let (name, at) = t.consume_identifier()?;
+        t.consume(":")?;
+        fields.push((name, t.consume_bytes()?, start + at));
+        if !t.try_consume(";")? {
+            t.try_consume(",")?;
+        }
+    }
+    Ok(fields)
 }
 
 #[cfg(test)]

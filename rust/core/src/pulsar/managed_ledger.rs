@@ -211,7 +211,7 @@ fn put_len(out: &mut Vec<u8>, number: u32, bytes: &[u8]) {
 fn text_to_binary(data: &[u8], desc: &MessageDesc) -> Result<Vec<u8>> {
     // Java decodes the bytes as UTF-8 with replacement first.
     let text = String::from_utf8_lossy(data);
-    let mut t = Tokenizer::labelled(text.as_bytes(), 0, "text format");
+    let mut t = Tokenizer::with_label(text.as_bytes(), 0, "text format");
     let mut out = Vec::new();
     while !t.at_end() {
         let (name, at) = t.consume_identifier()?;

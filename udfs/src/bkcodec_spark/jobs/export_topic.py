@@ -28,16 +28,10 @@ from bkcodec_spark.jobs import common
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-PROG = "export_topic"
-
-
-def _fail(message: str) -> int:
-    print(f"{PROG}: error: {' '.join(str(message).split())}", file=sys.stderr)
-    return 2
-
 
 def main(argv: list[str] | None = None, *, spark: SparkSession | None = None) -> int:
-    """Runs the job; `spark`, when given, is used (and left running) instead of a new session."""
+    """Runs the job (`common.run` turns a `JobError` into one line and exit 2); `spark`,
+    when given, is used (and left running) instead of a new session."""
     p = common.parser(__doc__)
     p.add_argument("paths", nargs="+", help="bookie directories (or entry logs and journals)")
     p.add_argument("output", help="output directory")
@@ -62,22 +56,22 @@ def main(argv: list[str] | None = None, *, spark: SparkSession | None = None) ->
 
     dump = Path(args.metadata)
     if not dump.is_dir():
-        return _fail(f"{dump}: not a directory (a dump of the metadata store is expected)")
-    if Path(args.output).exists() and not args.overwrite:
-        return _fail(f"{args.output}: already exists (pass --overwrite to replace it)")
+        raise common.JobError(f"{dump}: not a directory (a dump of the metadata store is expected)")
+    common.check_output(args.output, args.overwrite)
     missing = [path for path in args.paths if not Path(path).exists()]
     if missing:
-        return _fail(f"{missing[0]}: no such file or directory")
+        raise common.JobError(f"{missing[0]}: no such file or directory")
     try:
         table = bkcodec.pulsar.topic_ledgers(dump)
         files = bkcodec.pulsar.bookie_files(args.paths)
     except (OSError, ValueError) as error:
-        return _fail(str(error))
+        raise common.JobError(str(error)) from None
     ledgers = bkcodec.pulsar.ledgers_of_topic(table, args.topic)
     if not ledgers:
-        return _fail(f"no ledgers of topic {args.topic!r} in {dump}" if args.topic else f"no topic ledgers in {dump}")
+        what = f"no ledgers of topic {args.topic!r}" if args.topic else "no topic ledgers"
+        raise common.JobError(f"{what} in {dump}")
     if not files:
-        return _fail(f"no entry logs or journals in {' '.join(args.paths)}")
+        raise common.JobError(f"no entry logs or journals in {' '.join(args.paths)}")
     args.ledger_metadata = str(dump / "ledgers") if (dump / "ledgers").is_dir() else ""
 
     session = spark or common.spark_session("bkcodec export Pulsar topic", args.master, args.conf)
@@ -88,7 +82,7 @@ def main(argv: list[str] | None = None, *, spark: SparkSession | None = None) ->
             session.stop()
     left_out = f"{flagged} flagged, left out" if args.valid_only else f"{flagged} flagged"
     print(f"{written} messages ({left_out}) of {len(ledgers)} ledgers written to {args.output}")
-    return 1 if flagged else 0
+    return common.EXIT_FINDINGS if flagged else common.EXIT_OK
 
 
 def export(spark: SparkSession, args, table, ledgers: set[int], files) -> tuple[int, int]:
@@ -99,16 +93,23 @@ def export(spark: SparkSession, args, table, ledgers: set[int], files) -> tuple[
 
     from bkcodec_spark.pulsar import INPUT_COLUMNS, decode_messages
 
+    # Only the columns the decoder reads, only the topic's ledgers: entry logs whose
+    # ledgers map lacks them are not read at all.
+    ledger_ids = ",".join(str(i) for i in sorted(ledgers))
     frames = []
     for kind, reader_kind in (("entry_log", "entrylog"), ("journal", "journal")):
         paths = [str(path) for path, k in files if k == kind]
         if paths:
-            frame = common.bookkeeper_reader(spark, args, reader_kind, payload="binary").load(paths)
+            read = [c for c in INPUT_COLUMNS if c != "record_type" or kind == "journal"]
+            reader = common.bookkeeper_reader(
+                spark, args, reader_kind, payload="binary", columns=",".join(read), ledgerId=ledger_ids
+            )
+            frame = reader.load(paths)
             columns = [F.col(c) if c in frame.columns else F.lit(None).cast("string").alias(c) for c in INPUT_COLUMNS]
             frames.append(frame.select(*columns))
     entries = reduce(DataFrame.unionByName, frames)
-    # The topic's ledgers only, and each topic's entries in one partition: its chunked
-    # messages reassembled, its entries found twice (log and journal) read once.
+    # Each topic's entries in one partition: its chunked messages reassembled, its
+    # entries found twice (log and journal) read once.
     owners = [
         (r["ledger_id"], r["topic"] or r["managed_ledger"] or "")
         for r in table.select(["ledger_id", "topic", "managed_ledger"]).to_pylist()
@@ -137,4 +138,4 @@ def export(spark: SparkSession, args, table, ledgers: set[int], files) -> tuple[
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(common.run(main))

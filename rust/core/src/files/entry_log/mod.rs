@@ -6,16 +6,19 @@ mod ledgers_map;
 mod scan;
 mod writer;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 pub use ledgers_map::{LedgerSize, LedgersMap, LedgersMapSource, LEDGERS_MAP_MAX_BATCH};
 pub use scan::{EntryLogCursor, EntryLogItem, EntryLogScanner, LedgersMapRecord, LogEntry};
+pub(crate) use scan::EntryLogFraming;
 pub use writer::EntryLogWriter;
 
 use crate::bytes::{i32_at, i64_at, slice_at};
 use crate::error::{Error, ErrorKind, Result};
-use crate::files::framing::ScanOptions;
+use crate::files::framing::{Chain, ScanOptions};
 use crate::files::gap::{Gap, GapKind};
+use crate::files::source::{read_vec_at, ReadAt, SliceSource};
 
 pub const MAGIC: [u8; 4] = *b"BKLO";
 /// Header size of the legacy layout, and where its first record starts.
@@ -38,6 +41,19 @@ pub enum EntryLogLayout {
 }
 
 impl EntryLogLayout {
+    /// [`EntryLogLayout::detect`] on a source, reading just the dummy record's start.
+    pub fn detect_in(source: &dyn ReadAt) -> EntryLogLayout {
+        let mut head = [0u8; 12];
+        match source.read_at(LEGACY_HEADER_LEN, &mut head) {
+            Ok(12) => {
+                let mut probe = vec![0u8; LEGACY_HEADER_LEN as usize];
+                probe.extend_from_slice(&head);
+                EntryLogLayout::detect(&probe)
+            }
+            _ => EntryLogLayout::Legacy,
+        }
+    }
+
     /// Detects the layout from the dummy record a direct log has at 1024.
     pub fn detect(data: &[u8]) -> EntryLogLayout {
         let dummy = i32_at(data, LEGACY_HEADER_LEN as usize).ok() == Some(DIRECT_DUMMY_RECORD_SIZE)
@@ -170,12 +186,22 @@ impl<'a> EntryLog<'a> {
     /// The ledgers map from the trailer, or from a scan when the trailer is missing
     /// or inconsistent (what BookKeeper's `getEntryLogMetadata` does).
     pub fn ledgers_map(&self, options: &ScanOptions) -> LedgersMap {
-        ledgers_map::ledgers_map(self, options)
+        let scan = || {
+            let mut sizes = BTreeMap::new();
+            for item in self.scan(options) {
+                if let EntryLogItem::Entry(e) = item {
+                    *sizes.entry(e.header.ledger_id).or_insert(0i64) += e.size() as i64 + 4;
+                }
+            }
+            Ok(sizes)
+        };
+        ledgers_map::ledgers_map(&SliceSource(self.data), self.header(), self.layout, scan)
+            .expect("bytes in memory scan without errors")
     }
 
     /// Only the trailer: an error says why it cannot be used.
     pub fn read_ledgers_map_trailer(&self) -> Result<Vec<LedgerSize>> {
-        ledgers_map::read_trailer(self)
+        ledgers_map::read_trailer(&SliceSource(self.data), &self.header()?, self.layout)
     }
 
     /// The entry whose bytes start at `entry_offset` (the offset half of a location,
@@ -192,6 +218,160 @@ impl<'a> EntryLog<'a> {
         slice_at(self.data, at + 4, n as usize)
             .map_err(|e| e.with_detail(format!("entry of {n} bytes runs past the end of the {}-byte log", self.data.len())))
     }
+}
+
+/// An entry log opened for a scan: its header (or why it is damaged) and layout.
+#[derive(Debug, Clone)]
+pub struct EntryLogFacts {
+    pub len: u64,
+    pub header: std::result::Result<EntryLogHeader, Error>,
+    /// The header's layout, or (when it is damaged) the one its first record
+    /// supports: a direct log keeps its dummy record at 1024 whatever happens to the
+    /// 20 bytes before it.
+    pub layout: EntryLogLayout,
+}
+
+/// The scan of the entry log in `source`. Never refuses a file: a damaged or short
+/// header is the scan's first row (`bad_header`, `torn_header`; an empty file is a
+/// torn header of 0 bytes), and the records after it are read as the layout they
+/// support; a header that places the ledgers map past the end of the file gives a
+/// `truncated` row at the end.
+pub(crate) fn open_scan(
+    source: std::sync::Arc<dyn ReadAt>,
+    settings: &crate::files::scan::ScanSettings,
+) -> Result<(crate::files::scan::RecordScan<EntryLogFraming>, EntryLogFacts)> {
+    let len = source.len();
+    let header = read_header(&*source);
+    let layout = match &header {
+        Ok(h) => h.layout,
+        Err(_) => EntryLogLayout::detect_in(&*source),
+    };
+    let data_start = layout.data_start();
+    let framing = EntryLogFraming::new(&*source, layout, header.as_ref().ok(), &settings.digests.scan_options());
+    let mut chain = Chain::new(len as usize, data_start as usize, settings.start, settings.end);
+    let from_start = settings.start == 0 && settings.end > 0;
+    let header_gap = if len < data_start {
+        let detail = if len == 0 {
+            "empty file: no entry log header".to_string()
+        } else {
+            format!("the file is {len} bytes, shorter than the {data_start}-byte header of a {} log", layout.as_str())
+        };
+        Some((GapKind::TornHeader, detail))
+    } else {
+        header.as_ref().err().map(|e| (GapKind::BadHeader, format!("not an entry log header: {}", e.detail)))
+    };
+    let header_gap = header_gap.filter(|_| from_start);
+    if let Some((kind, _)) = &header_gap {
+        chain.push_front(Gap { offset: 0, len: len.min(data_start), kind: *kind });
+    }
+    let mut scan = crate::files::scan::RecordScan::new(source, framing, chain, settings)?;
+    if let Some((kind, detail)) = header_gap {
+        scan.describe(0, kind, detail);
+    }
+    if let Ok(h) = &header {
+        if let Err(e) = ledgers_map::map_offset(h, layout, len) {
+            // The map is past the end: the log was cut short after it was rolled.
+            // (Said once, by the range the end of the file belongs to.)
+            if e.kind == ErrorKind::Truncated && settings.start < len && settings.end >= len && len >= data_start {
+                let missing = (h.ledgers_map_offset as u64).saturating_sub(len).max(1);
+                scan.add_trailing(Gap { offset: len, len: missing, kind: GapKind::Truncated }, e.detail);
+            }
+        }
+    }
+    Ok((scan, EntryLogFacts { len, header, layout }))
+}
+
+/// The ledgers map of the entry log in `source`: its trailer when that is usable
+/// (see `ledgers_map.rs` for what is checked), else the sizes a scan of the records
+/// finds, with the reason. `password` lets the scan confirm HMAC entries around
+/// damage.
+pub fn ledgers_map_of(source: std::sync::Arc<dyn ReadAt>, password: &[u8]) -> Result<LedgersMap> {
+    use crate::files::scan::{Row, RowSink, ScannedEntry};
+    use crate::files::window::View;
+
+    /// Adds up each ledger's records (entry length + 4, as BookKeeper counts).
+    struct Sizes {
+        sizes: BTreeMap<i64, i64>,
+        rows: usize,
+    }
+
+    impl RowSink for Sizes {
+        fn rows(&self) -> usize {
+            self.rows
+        }
+
+        fn entries(&mut self, _: &View<'_>, run: &[ScannedEntry]) {
+            for e in run {
+                *self.sizes.entry(e.checked.header.ledger_id).or_insert(0) += e.len as i64 + 4;
+            }
+        }
+
+        fn row(&mut self, _: &View<'_>, row: Row<'_>) {
+            let (ledger, len) = match row {
+                Row::FlaggedEntry { entry, .. } => (Some(entry.checked.header.ledger_id), entry.len),
+                Row::UnframedEntry { bytes, .. } => {
+                    (crate::entry::HeaderView::read(bytes).map(|(h, _)| h.ledger_id()), bytes.len())
+                }
+                _ => (None, 0),
+            };
+            if let Some(l) = ledger {
+                *self.sizes.entry(l).or_insert(0) += len as i64 + 4;
+            }
+        }
+    }
+
+    let header = read_header(&*source);
+    let layout = match &header {
+        Ok(h) => h.layout,
+        Err(_) => EntryLogLayout::detect_in(&*source),
+    };
+    let scan = || {
+        let digests = crate::ledger_digests::LedgerDigests::new(crate::digest_policy::DigestPolicy::Auto, password);
+        let mut settings = crate::files::scan::ScanSettings::new(digests);
+        settings.verify = false;
+        let (mut scan, _) = open_scan(source.clone(), &settings)?;
+        let mut sizes = Sizes { sizes: BTreeMap::new(), rows: 0 };
+        while scan.fill(&mut sizes, usize::MAX, usize::MAX)? == crate::files::scan::Fill::More {
+            scan.finish_batch();
+        }
+        Ok(sizes.sizes)
+    };
+    ledgers_map::ledgers_map(&*source, header, layout, scan)
+}
+
+/// The header of the entry log in `source`, read and checked.
+pub fn read_header(source: &dyn ReadAt) -> Result<EntryLogHeader> {
+    let head = read_vec_at(source, 0, HEADER_FIELDS_LEN)?;
+    let mut bytes = head;
+    if bytes.len() == HEADER_FIELDS_LEN && bytes[..4] == MAGIC {
+        // `parse` also detects the layout from the dummy record at 1024.
+        bytes.resize(LEGACY_HEADER_LEN as usize, 0);
+        let mut tail = read_vec_at(source, LEGACY_HEADER_LEN, 12)?;
+        bytes.append(&mut tail);
+    }
+    EntryLogHeader::parse(&bytes)
+}
+
+/// The entry whose bytes start at `entry_offset` of the log in `source` (the offset
+/// half of a location, just after the size field), as BookKeeper's `readEntry` finds
+/// it: the size field must hold at least a header and the entry must end inside the
+/// file.
+pub fn read_entry_at(source: &dyn ReadAt, entry_offset: u64) -> Result<Vec<u8>> {
+    if entry_offset < 4 {
+        return Err(Error::invalid_argument(format!("entry offset {entry_offset} leaves no room for a size field")));
+    }
+    let at = entry_offset - 4;
+    let mut size = [0u8; 4];
+    crate::files::source::read_exact_at(source, at, &mut size)?;
+    let n = i32::from_be_bytes(size);
+    if n < crate::entry::V1_HEADER_LEN as i32 {
+        return Err(Error::corrupt(at, format!("entry size field holds {n}, below the 32-byte entry header")));
+    }
+    if entry_offset + n as u64 > source.len() {
+        return Err(Error::truncated(entry_offset, n as u64, source.len().saturating_sub(entry_offset))
+            .with_detail(format!("entry of {n} bytes runs past the end of the {}-byte log", source.len())));
+    }
+    read_vec_at(source, entry_offset, n as usize)
 }
 
 /// The file name BookKeeper gives entry log `log_id`: lowercase hex, `.log`.

@@ -4,15 +4,16 @@ use crate::bytes::i64_unchecked;
 use crate::digest::DigestType;
 use crate::entry::{decode_entry, parse_header, Entry, EntryHeader};
 use crate::error::Result;
-use crate::files::entry_log::ledgers_map::{map_record_pairs, MAP_ENTRY_ID, MAP_LEDGER_ID};
+use crate::files::entry_log::ledgers_map::{map_record_pairs, map_region, MAP_ENTRY_ID, MAP_LEDGER_ID};
 use crate::files::entry_log::writer::PADDING_BYTE;
-use crate::files::entry_log::{EntryLog, EntryLogLayout, LEDGERS_MAP_MAX_BATCH};
+use crate::files::entry_log::{EntryLog, EntryLogHeader, EntryLogLayout, LEDGERS_MAP_MAX_BATCH};
 use crate::files::framing::{Chain, Check, Framing, ScanOptions, Step, MAX_SYNC_RECORD};
 use crate::files::gap::{Gap, GapKind};
 use crate::files::location::Location;
-use crate::files::plausible::{entry_verdict, entry_verifies, Verdict};
-use crate::files::runs::first_not;
-use crate::files::verified_run::{RunCursor, VerifiedEntry, VerifiedRuns};
+use crate::files::plausible::{entry_verdict, entry_verifies, torn_entry_verdict, Verdict};
+use crate::files::source::{ReadAt, SliceSource};
+use crate::files::scan::{OtherRecord, RecordFormat};
+use crate::files::window::{Fetch, View};
 
 /// The smallest record: a 32-byte V1 entry header with a DUMMY digest and no payload.
 const MIN_RECORD: usize = crate::entry::V1_HEADER_LEN;
@@ -26,53 +27,48 @@ pub(crate) enum RecordKind {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct EntryLogFraming {
     options: ScanOptions,
-    /// `[start, end)` of the ledgers map the header points at, when it frames.
-    map_region: Option<(usize, usize)>,
+    /// Where the ledgers map the header points at starts, when the file bears the
+    /// header out (map records frame there, or the map's first size field or the
+    /// file's length is what the header's ledger count gives): from there on only
+    /// map records may be, so a damaged map never reads as entries.
+    map_start: Option<usize>,
     /// 0xF0 in the direct layout, whose writer pads each flush to a 4 KiB boundary;
     /// none in the legacy layout, whose writer never pads.
     fill: Option<u8>,
 }
 
 impl EntryLogFraming {
-    fn new(log: &EntryLog<'_>, options: &ScanOptions) -> Self {
-        let fill = match log.layout() {
+    /// The framing of a log of `layout` whose header (when it parses) is `header`.
+    pub(crate) fn new(source: &dyn ReadAt, layout: EntryLogLayout, header: Option<&EntryLogHeader>, options: &ScanOptions) -> Self {
+        let fill = match layout {
             EntryLogLayout::Direct => Some(PADDING_BYTE),
             EntryLogLayout::Legacy => None,
         };
-        let mut framing = EntryLogFraming { options: options.clone(), map_region: None, fill };
-        framing.map_region = framing.find_map_region(log);
-        framing
-    }
-
-    /// The run of map records (and, in the direct layout, 0xF0 padding between them)
-    /// from the header's map offset. Inside it only map records may be sync points.
-    fn find_map_region(&self, log: &EntryLog<'_>) -> Option<(usize, usize)> {
-        let data = log.data();
-        let header = log.header().ok()?;
-        let start = usize::try_from(header.ledgers_map_offset).ok()?;
-        if !header.has_ledgers_map() || start < log.layout().data_start() as usize {
-            return None;
-        }
-        let mut end = start;
-        let mut pos = start;
-        while pos + 4 <= data.len() {
-            if let Some(fill) = self.fill.filter(|&fill| data[pos] == fill) {
-                pos = first_not(data, pos, data.len(), fill);
-                continue;
-            }
-            match self.check(data, pos, true) {
-                Check::Record { end: e, kind: RecordKind::LedgersMap } => {
-                    end = e;
-                    pos = e;
-                }
-                _ => break,
-            }
-        }
-        (end > start).then_some((start, end))
+        let map_start = header.and_then(|h| trusted_map_start(source, h, layout, fill));
+        EntryLogFraming { options: options.clone(), map_start, fill }
     }
 }
 
-fn map_verdict(head: &[u8], n: usize) -> Verdict {
+/// The header's map offset, when the file bears it out (see `map_start`).
+fn trusted_map_start(source: &dyn ReadAt, header: &EntryLogHeader, layout: EntryLogLayout, fill: Option<u8>) -> Option<usize> {
+    if let Some((start, _)) = map_region(source, header, layout, fill) {
+        return Some(start);
+    }
+    let start = crate::files::entry_log::ledgers_map::map_offset(header, layout, source.len()).ok()??;
+    let count = i64::from(header.ledgers_count);
+    if count <= 0 {
+        return None;
+    }
+    let batch = LEDGERS_MAP_MAX_BATCH as i64;
+    let first_size = 20 + 16 * count.min(batch);
+    let total = 24 * ((count + batch - 1) / batch) + 16 * count;
+    let mut size = [0u8; 4];
+    let size_matches = source.read_at(start, &mut size).ok() == Some(4) && i64::from(i32::from_be_bytes(size)) == first_size;
+    let length_matches = layout == EntryLogLayout::Legacy && source.len() - start == total as u64;
+    (size_matches || length_matches).then_some(start as usize)
+}
+
+pub(crate) fn map_verdict(head: &[u8], n: usize) -> Verdict {
     if head.len() < 20 {
         return Verdict::Short;
     }
@@ -98,35 +94,43 @@ impl Framing for EntryLogFraming {
     }
 
     #[inline]
-    fn check(&self, data: &[u8], p: usize, strict: bool) -> Check<RecordKind> {
-        let len = data.len();
-        let n = i32::from_be_bytes(data[p..p + 4].try_into().expect("4 bytes"));
+    fn check(&self, v: &View<'_>, p: usize, strict: bool) -> Fetch<Check<RecordKind>> {
+        let len = v.len();
+        let n = v.i32_at(p)?;
         if n < MIN_RECORD as i32 || (strict && n as usize > MAX_SYNC_RECORD) {
-            return Check::Bad(GapKind::BadSize);
+            return Ok(Check::Bad(GapKind::BadSize));
         }
         let n = n as usize;
         let body = p + 4;
         let end = body.saturating_add(n);
-        let head = &data[body.min(len)..len.min(body + 41)];
+        let head = v.get(body.min(len), len.min(body + 41).saturating_sub(body.min(len)))?;
         let (kind, verdict) = if head.first() == Some(&0xFF) {
             (RecordKind::LedgersMap, map_verdict(head, n))
+        } else if self.map_start.is_some_and(|m| p >= m) && !head.is_empty() {
+            return Ok(Check::Bad(GapKind::InsideMap));
         } else {
             (RecordKind::Entry, entry_verdict(head, n, strict))
         };
         if end > len {
-            return match verdict {
+            // A torn record is judged strictly: its ids are reported, so they must be
+            // ones a writer could have written (text or noise also frames leniently).
+            let verdict = if strict || kind != RecordKind::Entry || verdict != Verdict::Plausible { verdict } else { torn_entry_verdict(head, n) };
+            return Ok(match verdict {
                 Verdict::Implausible => Check::Bad(GapKind::BadSize),
                 _ => Check::Torn,
-            };
+            });
         }
-        match verdict {
+        Ok(match verdict {
             Verdict::Plausible => Check::Record { end, kind },
             _ => Check::Bad(GapKind::BadRecord),
-        }
+        })
     }
 
-    fn verifies(&self, data: &[u8], p: usize, end: usize, kind: RecordKind) -> bool {
-        kind == RecordKind::Entry && entry_verifies(&self.options, &data[p + 4..end])
+    fn verifies(&self, v: &View<'_>, p: usize, end: usize, kind: RecordKind) -> Fetch<bool> {
+        if kind != RecordKind::Entry || self.options.digesters.is_empty() {
+            return Ok(false);
+        }
+        Ok(entry_verifies(&self.options, v.get(p + 4, end - p - 4)?))
     }
 
     fn is_anchor(&self, kind: RecordKind) -> bool {
@@ -138,18 +142,30 @@ impl Framing for EntryLogFraming {
     }
 
     fn may_sync(&self, p: usize, kind: RecordKind) -> bool {
-        match self.map_region {
-            Some((start, end)) if p > start && p < end => kind == RecordKind::LedgersMap,
+        match self.map_start {
+            Some(start) if p > start => kind == RecordKind::LedgersMap,
             _ => true,
         }
     }
 
-    fn reframe(&self, data: &[u8], p: usize, end: usize) -> Option<RecordKind> {
-        let bytes = data.get(p + 4..end)?;
-        let plausible = !self.options.digesters.is_empty()
-            && bytes.first() != Some(&0xFF)
-            && entry_verdict(&bytes[..bytes.len().min(41)], bytes.len(), false) == Verdict::Plausible;
-        (plausible && entry_verifies(&self.options, bytes)).then_some(RecordKind::Entry)
+    fn reframe(&self, v: &View<'_>, p: usize, end: usize) -> Fetch<Option<RecordKind>> {
+        if self.options.digesters.is_empty() || end < p + 4 + MIN_RECORD {
+            return Ok(None);
+        }
+        let head = v.get(p + 4, 41.min(end - p - 4))?;
+        let plausible = head.first() != Some(&0xFF) && entry_verdict(head, end - p - 4, false) == Verdict::Plausible;
+        if !plausible {
+            return Ok(None);
+        }
+        let bytes = v.get(p + 4, end - p - 4)?;
+        Ok(entry_verifies(&self.options, bytes).then_some(RecordKind::Entry))
+    }
+}
+
+impl RecordFormat for EntryLogFraming {
+    fn other_record<'a>(&self, _kind: RecordKind, _offset: usize, _bytes: &'a [u8]) -> Option<OtherRecord<'a>> {
+        // Map records are the log's index, not rows.
+        None
     }
 }
 
@@ -243,57 +259,35 @@ impl EntryLogItem<'_> {
     }
 }
 
-/// The state of a scan without a borrow of the bytes: keep it beside the mapped file
-/// (or buffer) and call [`EntryLogCursor::next_item`] with the same bytes each time.
+/// The state of a scan without a borrow of the bytes: keep it beside the buffer and
+/// call [`EntryLogCursor::next_item`] with the same bytes each time. (File readers
+/// scan through a window instead; see `files/scan.rs`.)
 #[derive(Debug, Clone)]
 pub struct EntryLogCursor {
     framing: EntryLogFraming,
     chain: Chain,
-    runs: VerifiedRuns,
     data_len: usize,
 }
 
 impl EntryLogCursor {
     pub fn new(log: &EntryLog<'_>, options: &ScanOptions, start: u64, end: u64) -> EntryLogCursor {
-        let framing = EntryLogFraming::new(log, options);
         let data = log.data();
-        let mut chain = Chain::new(&framing, data, log.layout().data_start() as usize, start, end);
+        let header = log.header().ok();
+        let framing = EntryLogFraming::new(&SliceSource(data), log.layout(), header.as_ref(), options);
+        let mut chain = Chain::new(data.len(), log.layout().data_start() as usize, start, end);
         if start == 0 && end > 0 {
             if let Some(g) = log.header_gap() {
                 chain.push_front(g);
             }
         }
-        let runs = VerifiedRuns::new(options);
-        EntryLogCursor { framing, chain, runs, data_len: data.len() }
+        EntryLogCursor { framing, chain, data_len: data.len() }
     }
 
     /// The next item; `data` must be the bytes the cursor was created for.
     pub fn next_item<'a>(&mut self, data: &'a [u8]) -> Option<EntryLogItem<'a>> {
         assert_eq!(data.len(), self.data_len, "an entry log cursor must be driven with the bytes it was created for");
-        let step = self.chain.next(&self.framing, data)?;
-        Some(match step {
-            Step::Gap(g) => EntryLogItem::Gap(g),
-            Step::Record { offset, end, kind: RecordKind::LedgersMap, .. } => {
-                EntryLogItem::LedgersMap(LedgersMapRecord { offset: offset as u64, bytes: &data[offset + 4..end] })
-            }
-            Step::Record { offset, end, kind: RecordKind::Entry, reframed } => {
-                let bytes = &data[offset + 4..end];
-                let (header, declared_digest) =
-                    parse_header(bytes).expect("the framing accepted this entry header");
-                EntryLogItem::Entry(LogEntry { offset: offset as u64, header, declared_digest, bytes, reframed })
-            }
-        })
-    }
-
-    /// The entries from here that a configured CRC-32C or CRC-32 digest verifies,
-    /// appended to `out`: at most `max`, and while their lengths add up to less than
-    /// `budget` bytes. They are the items [`next_item`](Self::next_item) would yield
-    /// (never reframed), found without looking ahead, their digests computed
-    /// together. Appends nothing when the next item is anything else; `next_item`
-    /// then takes it.
-    pub fn next_verified<'a>(&mut self, data: &'a [u8], max: usize, budget: usize, out: &mut Vec<VerifiedEntry<'a>>) {
-        assert_eq!(data.len(), self.data_len, "an entry log cursor must be driven with the bytes it was created for");
-        self.runs.next(&mut self.chain, &self.framing, data, max, budget, out);
+        let step = self.chain.next(&self.framing, &View::whole(data)).expect("bytes in memory need no fetching")?;
+        Some(item_of(data, step))
     }
 
     /// Offset the scan has reached (the next item starts here).
@@ -302,18 +296,18 @@ impl EntryLogCursor {
     }
 }
 
-impl RunCursor for EntryLogCursor {
-    fn frame_run(&mut self, data: &[u8], max: usize, budget: usize, out: &mut Vec<(usize, usize)>) {
-        assert_eq!(data.len(), self.data_len, "an entry log cursor must be driven with the bytes it was created for");
-        self.chain.entry_run(&self.framing, data, max, budget, out);
-    }
-
-    fn accept(&mut self, offset: usize, end: usize) {
-        self.chain.accept_verified(offset, end);
-    }
-
-    fn next_verified<'a>(&mut self, data: &'a [u8], max: usize, budget: usize, out: &mut Vec<VerifiedEntry<'a>>) {
-        EntryLogCursor::next_verified(self, data, max, budget, out);
+/// The item a step of the walk found, with its bytes.
+pub(crate) fn item_of(data: &[u8], step: Step<RecordKind>) -> EntryLogItem<'_> {
+    match step {
+        Step::Gap(g) => EntryLogItem::Gap(g),
+        Step::Record { offset, end, kind: RecordKind::LedgersMap, .. } => {
+            EntryLogItem::LedgersMap(LedgersMapRecord { offset: offset as u64, bytes: &data[offset + 4..end] })
+        }
+        Step::Record { offset, end, kind: RecordKind::Entry, reframed } => {
+            let bytes = &data[offset + 4..end];
+            let (header, declared_digest) = parse_header(bytes).expect("the framing accepted this entry header");
+            EntryLogItem::Entry(LogEntry { offset: offset as u64, header, declared_digest, bytes, reframed })
+        }
     }
 }
 

@@ -7,9 +7,11 @@ mod writer;
 use std::path::Path;
 
 pub use scan::{JournalCursor, JournalItem, JournalRecord, JournalRecordKind, JournalScanner};
+pub(crate) use scan::JournalFraming;
 pub use writer::JournalWriter;
 
 use crate::bytes::i32_at;
+use crate::files::source::ReadAt;
 use crate::error::{Error, ErrorKind, Result};
 use crate::files::framing::ScanOptions;
 use crate::files::gap::{Gap, GapKind};
@@ -113,6 +115,109 @@ impl<'a> Journal<'a> {
     pub fn scan_range(&self, options: &ScanOptions, start: u64, end: u64) -> JournalScanner<'a> {
         JournalScanner::new(self.data, JournalCursor::new(self, options, start, end))
     }
+}
+
+/// A journal opened for a scan: its header (or why it is damaged) and where its
+/// records start.
+#[derive(Debug, Clone)]
+pub struct JournalFacts {
+    pub len: u64,
+    pub header: std::result::Result<JournalHeader, Error>,
+    pub data_start: u64,
+}
+
+/// Reads the header the way a scan needs it: the header (version 1 when the file
+/// starts without the magic), or why it is damaged; where the records start (for a
+/// damaged header, what the file supports: 512 when the rest of the first sector is
+/// zeros, as a version 5 or 6 writer leaves it, else 8); and the gap a scan reports
+/// first, if any.
+pub fn detect_header(source: &dyn ReadAt) -> (std::result::Result<JournalHeader, Error>, u64, Option<Gap>) {
+    let len = source.len();
+    if len == 0 {
+        return (Err(Error::truncated(0, VERSION_HEADER_LEN, 0).with_detail("empty file: no journal header")), 0,
+            Some(Gap { offset: 0, len: 0, kind: GapKind::TornHeader }));
+    }
+    let head = crate::files::source::read_vec_at(source, 0, SECTOR_SIZE as usize).unwrap_or_default();
+    let sector_zeros = head.len() == SECTOR_SIZE as usize && head[VERSION_HEADER_LEN as usize..].iter().all(|&b| b == 0);
+    let inferred = if sector_zeros { SECTOR_SIZE } else { VERSION_HEADER_LEN };
+    let bad = |e: Error, start: u64| (Err(e), start, Some(Gap { offset: 0, len: start.min(len), kind: GapKind::BadHeader }));
+    if head.len() >= VERSION_HEADER_LEN as usize && head[..4] == MAGIC {
+        return match JournalHeader::parse(&head) {
+            Ok(h) => {
+                let start = h.data_start();
+                let gap = (len < start).then_some(Gap { offset: 0, len, kind: GapKind::TornHeader });
+                (Ok(h), start, gap)
+            }
+            Err(e) => bad(e, inferred),
+        };
+    }
+    // No magic: a version 1 journal, unless this is a damaged magic (a bit or two
+    // off, followed by a version a writer uses).
+    let near_magic = head.len() >= VERSION_HEADER_LEN as usize
+        && head[..4].iter().zip(MAGIC).map(|(a, b)| (a ^ b).count_ones()).sum::<u32>() <= 2;
+    if near_magic {
+        return bad(crate::files::bad_magic("journal magic", &head[..4], &MAGIC), inferred);
+    }
+    (Ok(JournalHeader { version: 1, has_magic: false }), 0, None)
+}
+
+/// The header of the journal in `source`, as `journal_header` reports it: the
+/// version its magic gives, or version 1 for a file that starts with a record (or
+/// with zeros: no records yet) instead; an empty file, or one that starts with
+/// neither, is not a journal.
+pub fn read_header(source: &dyn ReadAt) -> Result<JournalHeader> {
+    let (header, _, _) = detect_header(source);
+    let header = header?;
+    if !header.has_magic {
+        let head = crate::files::source::read_vec_at(source, 0, 64)?;
+        let plausible = head.len() >= 4 && {
+            let v = crate::files::window::View::whole(&head);
+            let n = i32::from_be_bytes(head[..4].try_into().expect("4 bytes"));
+            // Zeros are a version 1 journal's end of data (its preallocated space).
+            n == 0 || n >= 16 && matches!(
+                scan::payload_verdict(&head[4..], n as usize, false).1,
+                crate::files::plausible::Verdict::Plausible | crate::files::plausible::Verdict::Short
+            ) && v.len() >= 4
+        };
+        if !plausible {
+            return Err(crate::files::bad_magic("journal magic", &head[..head.len().min(4)], &MAGIC)
+                .with_detail(format!("not a journal: no {:?} magic, and no version 1 record at byte 0",
+                    std::str::from_utf8(&MAGIC).unwrap_or_default())));
+        }
+    }
+    Ok(header)
+}
+
+/// The scan of the journal in `source`. Never refuses a file: a damaged header is
+/// the scan's first row and the records are read from where the file supports.
+/// `last_mark`: the offset `lastMark` says this journal was written up to; records
+/// ending before it give a `before_last_mark` row.
+pub(crate) fn open_scan(
+    source: std::sync::Arc<dyn ReadAt>,
+    settings: &crate::files::scan::ScanSettings,
+    last_mark: Option<u64>,
+) -> Result<(crate::files::scan::RecordScan<JournalFraming>, JournalFacts)> {
+    let len = source.len();
+    let (header, data_start, gap) = detect_header(&*source);
+    let framing = JournalFraming::new(&settings.digests.scan_options());
+    let mut chain = crate::files::framing::Chain::new(len as usize, data_start as usize, settings.start, settings.end);
+    let whole = settings.start == 0 && settings.end >= len;
+    let gap = gap.filter(|_| settings.start == 0 && settings.end > 0);
+    if let Some(g) = gap {
+        chain.push_front(g);
+    }
+    let mut scan = crate::files::scan::RecordScan::new(source, framing, chain, settings)?;
+    if let Some(g) = gap {
+        let detail = match (&header, g.kind) {
+            (Err(e), _) => format!("not a journal header: {}", e.detail),
+            (Ok(h), _) => format!("the file is {len} bytes, shorter than the {}-byte header of a version {} journal", h.data_start(), h.version),
+        };
+        scan.describe(0, g.kind, detail);
+    }
+    if let (Some(mark), true) = (last_mark, whole) {
+        scan.expect_data_to(mark.max(data_start) as usize);
+    }
+    Ok((scan, JournalFacts { len, header, data_start }))
 }
 
 /// The file name BookKeeper gives journal `journal_id`: lowercase hex, `.txn`.

@@ -10,12 +10,15 @@ use crate::files::journal::{
     Journal, METAENTRY_ID_FENCE_KEY, METAENTRY_ID_LEDGER_EXPLICITLAC, METAENTRY_ID_LEDGER_KEY, PADDING_MASK,
     SECTOR_SIZE,
 };
-use crate::files::plausible::{entry_verdict, entry_verifies, Verdict};
+use crate::files::plausible::{entry_verdict, entry_verifies, torn_entry_verdict, Verdict};
 use crate::files::runs::first_not;
-use crate::files::verified_run::{RunCursor, VerifiedEntry, VerifiedRuns};
+use crate::files::scan::{OtherRecord, RecordFormat};
+use crate::files::window::{Fetch, View};
 
 /// The smallest payload: a fence record's ledger id and entry id.
 const MIN_PAYLOAD: usize = 16;
+/// A master key is a SHA-1 (`BookieProtocol.MASTER_KEY_LENGTH`).
+const MASTER_KEY_LEN: i32 = 20;
 /// Padding records end on an alignment boundary, a multiple of 512.
 const ALIGNMENT_UNIT: usize = SECTOR_SIZE as usize;
 /// Longest padding a sync point may have (alignments are a few KiB in practice).
@@ -28,7 +31,6 @@ pub(crate) enum RecordKind {
     Fence,
     ExplicitLac,
     Padding,
-    Unknown,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -41,7 +43,7 @@ fn i32_in(b: &[u8], p: usize) -> i32 {
 }
 
 /// Checks a payload of `n` bytes whose first bytes are `head`.
-fn payload_verdict(head: &[u8], n: usize, strict: bool) -> (RecordKind, Verdict) {
+pub(crate) fn payload_verdict(head: &[u8], n: usize, strict: bool) -> (RecordKind, Verdict) {
     let Some(&first) = head.first() else { return (RecordKind::Entry, Verdict::Short) };
     if EntryFormat::detect(first) == EntryFormat::V2 {
         return (RecordKind::Entry, entry_verdict(head, n, strict));
@@ -53,24 +55,32 @@ fn payload_verdict(head: &[u8], n: usize, strict: bool) -> (RecordKind, Verdict)
     if entry_id >= 0 {
         return (RecordKind::Entry, entry_verdict(head, n, strict));
     }
-    // A meta record whose body is `[i32 len][len bytes]` after the ids.
-    let sized = |kind: RecordKind, min_len: i32| {
-        if head.len() < 20 {
-            return (kind, Verdict::Short);
-        }
-        let len = i32_in(head, 16);
-        let fits = len >= 0 && 20 + len as usize <= n;
-        let exact = 20 + len as usize == n && len >= min_len;
-        (kind, if fits && (!strict || exact) { Verdict::Plausible } else { Verdict::Implausible })
-    };
+    // A record claiming to be a meta record must show its shape: a known meta id,
+    // exactly the size its layout gives, and (for explicit LACs) a blob of its own
+    // ledger. Anything else negative is an entry whose id was damaged.
+    if head.len() < 20 && entry_id != METAENTRY_ID_FENCE_KEY {
+        return (RecordKind::Entry, Verdict::Short);
+    }
+    let body_len = || i32_in(head, 16);
+    let verdict = |ok: bool| if ok { Verdict::Plausible } else { Verdict::Implausible };
     match entry_id {
-        METAENTRY_ID_LEDGER_KEY => sized(RecordKind::LedgerKey, 0),
-        METAENTRY_ID_LEDGER_EXPLICITLAC => sized(RecordKind::ExplicitLac, crate::entry::LAC_HEADER_LEN as i32),
-        METAENTRY_ID_FENCE_KEY => {
-            (RecordKind::Fence, if !strict || n == MIN_PAYLOAD { Verdict::Plausible } else { Verdict::Implausible })
+        METAENTRY_ID_LEDGER_KEY => {
+            (RecordKind::LedgerKey, verdict(body_len() == MASTER_KEY_LEN && n == 20 + MASTER_KEY_LEN as usize))
         }
-        // Unknown meta records are read (and skipped by BookKeeper), never synced on.
-        _ => (RecordKind::Unknown, if strict { Verdict::Implausible } else { Verdict::Plausible }),
+        METAENTRY_ID_LEDGER_EXPLICITLAC => {
+            let len = body_len();
+            let digest_ok = [0, 4, 8, 20].iter().any(|d| len == crate::entry::LAC_HEADER_LEN as i32 + d);
+            let own_ledger = head.len() < 28 || i64_unchecked(head, 20) == i64_unchecked(head, 0);
+            (RecordKind::ExplicitLac, verdict(digest_ok && n == 20 + len as usize && own_ledger))
+        }
+        METAENTRY_ID_FENCE_KEY => (RecordKind::Fence, verdict(n == MIN_PAYLOAD)),
+        _ => (RecordKind::Entry, Verdict::Implausible),
+    }
+}
+
+impl JournalFraming {
+    pub(crate) fn new(options: &ScanOptions) -> Self {
+        JournalFraming { options: options.clone() }
     }
 }
 
@@ -84,53 +94,61 @@ impl Framing for JournalFraming {
     }
 
     #[inline]
-    fn check(&self, data: &[u8], p: usize, strict: bool) -> Check<RecordKind> {
-        let len = data.len();
-        let n = i32_in(data, p);
+    fn check(&self, v: &View<'_>, p: usize, strict: bool) -> Fetch<Check<RecordKind>> {
+        let len = v.len();
+        let n = v.i32_at(p)?;
         if n == PADDING_MASK {
             if p + 8 > len {
-                return Check::Torn;
+                return Ok(Check::Torn);
             }
-            let pad = i32_in(data, p + 4);
+            let pad = v.i32_at(p + 4)?;
             if pad < 0 {
-                return Check::Bad(GapKind::BadRecord);
+                return Ok(Check::Bad(GapKind::BadRecord));
             }
             let end = (p + 8).saturating_add(pad as usize);
             if end > len {
-                return Check::Torn;
+                return Ok(Check::Torn);
             }
             // The writer pads from a zeroed buffer to an alignment boundary (a
             // multiple of 512); a padding length damaged by a multiple of 512 would
             // still align, so the content must be zeros too.
             if strict
-                && (end & (ALIGNMENT_UNIT - 1) != 0 || pad as usize > MAX_PADDING || first_not(data, p + 8, end, 0) != end)
+                && (end & (ALIGNMENT_UNIT - 1) != 0
+                    || pad as usize > MAX_PADDING
+                    || first_not(v.get(p + 8, pad as usize)?, 0, pad as usize, 0) != pad as usize)
             {
-                return Check::Bad(GapKind::BadRecord);
+                return Ok(Check::Bad(GapKind::BadRecord));
             }
-            return Check::Record { end, kind: RecordKind::Padding };
+            return Ok(Check::Record { end, kind: RecordKind::Padding });
         }
         if n < MIN_PAYLOAD as i32 || (strict && n as usize > MAX_SYNC_RECORD) {
-            return Check::Bad(GapKind::BadSize);
+            return Ok(Check::Bad(GapKind::BadSize));
         }
         let n = n as usize;
         let body = p + 4;
         let end = body.saturating_add(n);
-        let head = &data[body.min(len)..len.min(body + 41)];
+        let head = v.get(body.min(len), len.min(body + 41).saturating_sub(body.min(len)))?;
         let (kind, verdict) = payload_verdict(head, n, strict);
         if end > len {
-            return match verdict {
+            // A torn record is judged strictly: its ids are reported, so they must be
+            // ones a writer could have written (text or noise also frames leniently).
+            let verdict = if strict || kind != RecordKind::Entry || verdict != Verdict::Plausible { verdict } else { torn_entry_verdict(head, n) };
+            return Ok(match verdict {
                 Verdict::Implausible => Check::Bad(GapKind::BadSize),
                 _ => Check::Torn,
-            };
+            });
         }
-        match verdict {
+        Ok(match verdict {
             Verdict::Plausible => Check::Record { end, kind },
             _ => Check::Bad(GapKind::BadRecord),
-        }
+        })
     }
 
-    fn verifies(&self, data: &[u8], p: usize, end: usize, kind: RecordKind) -> bool {
-        kind == RecordKind::Entry && entry_verifies(&self.options, &data[p + 4..end])
+    fn verifies(&self, v: &View<'_>, p: usize, end: usize, kind: RecordKind) -> Fetch<bool> {
+        if kind != RecordKind::Entry || self.options.digesters.is_empty() {
+            return Ok(false);
+        }
+        Ok(entry_verifies(&self.options, v.get(p + 4, end - p - 4)?))
     }
 
     fn is_anchor(&self, kind: RecordKind) -> bool {
@@ -141,14 +159,17 @@ impl Framing for JournalFraming {
         kind == RecordKind::Entry
     }
 
-    fn reframe(&self, data: &[u8], p: usize, end: usize) -> Option<RecordKind> {
-        let bytes = data.get(p + 4..end)?;
-        if self.options.digesters.is_empty() {
-            return None;
+    fn reframe(&self, v: &View<'_>, p: usize, end: usize) -> Fetch<Option<RecordKind>> {
+        if self.options.digesters.is_empty() || end < p + 4 + MIN_PAYLOAD {
+            return Ok(None);
         }
-        let (kind, verdict) = payload_verdict(&bytes[..bytes.len().min(41)], bytes.len(), false);
-        (kind == RecordKind::Entry && verdict == Verdict::Plausible && entry_verifies(&self.options, bytes))
-            .then_some(RecordKind::Entry)
+        let head = v.get(p + 4, 41.min(end - p - 4))?;
+        let (kind, verdict) = payload_verdict(head, end - p - 4, false);
+        if kind != RecordKind::Entry || verdict != Verdict::Plausible {
+            return Ok(None);
+        }
+        let bytes = v.get(p + 4, end - p - 4)?;
+        Ok(entry_verifies(&self.options, bytes).then_some(RecordKind::Entry))
     }
 }
 
@@ -165,8 +186,6 @@ pub enum JournalRecordKind<'a> {
     ExplicitLac { ledger_id: i64, lac_blob: &'a [u8] },
     /// Padding to an alignment boundary (version 5+): `pad_len` zero bytes follow the marker.
     Padding { pad_len: u32 },
-    /// A meta record with an entry id this library does not know (BookKeeper skips them).
-    Unknown { ledger_id: i64, entry_id: i64 },
 }
 
 impl JournalRecordKind<'_> {
@@ -178,7 +197,6 @@ impl JournalRecordKind<'_> {
             JournalRecordKind::Fence { .. } => "fence",
             JournalRecordKind::ExplicitLac { .. } => "explicit_lac",
             JournalRecordKind::Padding { .. } => "padding",
-            JournalRecordKind::Unknown { .. } => "unknown",
         }
     }
 
@@ -188,8 +206,7 @@ impl JournalRecordKind<'_> {
             JournalRecordKind::Entry { header, .. } => Some(header.ledger_id),
             JournalRecordKind::LedgerKey { ledger_id, .. }
             | JournalRecordKind::Fence { ledger_id }
-            | JournalRecordKind::ExplicitLac { ledger_id, .. }
-            | JournalRecordKind::Unknown { ledger_id, .. } => Some(ledger_id),
+            | JournalRecordKind::ExplicitLac { ledger_id, .. } => Some(ledger_id),
             JournalRecordKind::Padding { .. } => None,
         }
     }
@@ -229,7 +246,6 @@ impl<'a> JournalRecord<'a> {
             JournalRecordKind::LedgerKey { .. } => Some(METAENTRY_ID_LEDGER_KEY),
             JournalRecordKind::Fence { .. } => Some(METAENTRY_ID_FENCE_KEY),
             JournalRecordKind::ExplicitLac { .. } => Some(METAENTRY_ID_LEDGER_EXPLICITLAC),
-            JournalRecordKind::Unknown { entry_id, .. } => Some(entry_id),
             JournalRecordKind::Padding { .. } => None,
         }
     }
@@ -240,35 +256,41 @@ impl<'a> JournalRecord<'a> {
     }
 }
 
-fn record<'a>(data: &'a [u8], offset: usize, end: usize, kind: RecordKind, reframed: bool) -> JournalRecord<'a> {
-    let payload = &data[offset + 4..end];
-    let ids = |p: &[u8]| (i64_unchecked(p, 0), i64_unchecked(p, 8));
-    let sized = |p: &'a [u8]| {
-        let len = i32_in(p, 16) as usize;
-        &p[20..20 + len]
-    };
+/// The record `rec` (its bytes from the length field on) at `offset`.
+fn record(rec: &[u8], offset: usize, kind: RecordKind, reframed: bool) -> JournalRecord<'_> {
+    let payload = &rec[4..];
+    let ledger_id = || i64_unchecked(payload, 0);
+    let sized = |p: &[u8]| -> std::ops::Range<usize> { 20..20 + i32_in(p, 16) as usize };
     let kind = match kind {
         RecordKind::Entry => {
             let (header, declared_digest) = parse_header(payload).expect("the framing accepted this entry header");
             JournalRecordKind::Entry { header, declared_digest }
         }
-        RecordKind::LedgerKey => JournalRecordKind::LedgerKey { ledger_id: ids(payload).0, master_key: sized(payload) },
-        RecordKind::ExplicitLac => JournalRecordKind::ExplicitLac { ledger_id: ids(payload).0, lac_blob: sized(payload) },
-        RecordKind::Fence => JournalRecordKind::Fence { ledger_id: ids(payload).0 },
-        RecordKind::Unknown => {
-            let (ledger_id, entry_id) = ids(payload);
-            JournalRecordKind::Unknown { ledger_id, entry_id }
-        }
+        RecordKind::LedgerKey => JournalRecordKind::LedgerKey { ledger_id: ledger_id(), master_key: &payload[sized(payload)] },
+        RecordKind::ExplicitLac => JournalRecordKind::ExplicitLac { ledger_id: ledger_id(), lac_blob: &payload[sized(payload)] },
+        RecordKind::Fence => JournalRecordKind::Fence { ledger_id: ledger_id() },
         RecordKind::Padding => {
             return JournalRecord {
                 offset: offset as u64,
-                payload: &data[offset + 8..end],
-                kind: JournalRecordKind::Padding { pad_len: (end - offset - 8) as u32 },
+                payload: &rec[8..],
+                kind: JournalRecordKind::Padding { pad_len: (rec.len() - 8) as u32 },
                 reframed,
             }
         }
     };
     JournalRecord { offset: offset as u64, payload, kind, reframed }
+}
+
+impl RecordFormat for JournalFraming {
+    fn other_record<'a>(&self, kind: RecordKind, offset: usize, bytes: &'a [u8]) -> Option<OtherRecord<'a>> {
+        Some(match record(bytes, offset, kind, false).kind {
+            JournalRecordKind::LedgerKey { ledger_id, master_key } => OtherRecord::LedgerKey { ledger_id, master_key },
+            JournalRecordKind::Fence { ledger_id } => OtherRecord::Fence { ledger_id },
+            JournalRecordKind::ExplicitLac { ledger_id, lac_blob } => OtherRecord::ExplicitLac { ledger_id, lac_blob },
+            JournalRecordKind::Padding { pad_len } => OtherRecord::Padding { pad_len },
+            JournalRecordKind::Entry { .. } => return None,
+        })
+    }
 }
 
 /// What a journal scan yields, in file order.
@@ -292,71 +314,39 @@ impl JournalItem<'_> {
 pub struct JournalCursor {
     framing: JournalFraming,
     chain: Chain,
-    runs: VerifiedRuns,
     data_len: usize,
 }
 
 impl JournalCursor {
     pub fn new(journal: &Journal<'_>, options: &ScanOptions, start: u64, end: u64) -> JournalCursor {
-        let framing = JournalFraming { options: options.clone() };
         let data = journal.data();
-        let mut chain = Chain::new(&framing, data, journal.header().data_start() as usize, start, end);
+        let mut chain = Chain::new(data.len(), journal.header().data_start() as usize, start, end);
         if start == 0 && end > 0 {
             if let Some(g) = journal.header_gap() {
                 chain.push_front(g);
             }
         }
-        let runs = VerifiedRuns::new(options);
-        JournalCursor { framing, chain, runs, data_len: data.len() }
+        JournalCursor { framing: JournalFraming::new(options), chain, data_len: data.len() }
     }
 
     /// A scan that starts in step at `offset`, a known record boundary.
     pub(crate) fn resume_at(journal: &Journal<'_>, options: &ScanOptions, offset: u64) -> JournalCursor {
-        let framing = JournalFraming { options: options.clone() };
         let data = journal.data();
         let at = usize::try_from(offset).unwrap_or(usize::MAX).min(data.len());
-        let chain = Chain::new(&framing, data, at, 0, u64::MAX);
-        let runs = VerifiedRuns::new(options);
-        JournalCursor { framing, chain, runs, data_len: data.len() }
+        JournalCursor { framing: JournalFraming::new(options), chain: Chain::in_step_at(data.len(), at), data_len: data.len() }
     }
 
     /// The next item; `data` must be the bytes the cursor was created for.
     pub fn next_item<'a>(&mut self, data: &'a [u8]) -> Option<JournalItem<'a>> {
         assert_eq!(data.len(), self.data_len, "a journal cursor must be driven with the bytes it was created for");
-        Some(match self.chain.next(&self.framing, data)? {
+        Some(match self.chain.next(&self.framing, &View::whole(data)).expect("bytes in memory need no fetching")? {
             Step::Gap(g) => JournalItem::Gap(g),
-            Step::Record { offset, end, kind, reframed } => JournalItem::Record(record(data, offset, end, kind, reframed)),
+            Step::Record { offset, end, kind, reframed } => JournalItem::Record(record(&data[offset..end], offset, kind, reframed)),
         })
-    }
-
-    /// The data entries from here that a configured CRC-32C or CRC-32 digest
-    /// verifies, appended to `out`: at most `max`, and while their lengths add up to
-    /// less than `budget` bytes. They are the records [`next_item`](Self::next_item)
-    /// would yield (never reframed), found without looking ahead, their digests
-    /// computed together. Appends nothing when the next item is anything else;
-    /// `next_item` then takes it.
-    pub fn next_verified<'a>(&mut self, data: &'a [u8], max: usize, budget: usize, out: &mut Vec<VerifiedEntry<'a>>) {
-        assert_eq!(data.len(), self.data_len, "a journal cursor must be driven with the bytes it was created for");
-        self.runs.next(&mut self.chain, &self.framing, data, max, budget, out);
     }
 
     pub fn position(&self) -> u64 {
         self.chain.position() as u64
-    }
-}
-
-impl RunCursor for JournalCursor {
-    fn frame_run(&mut self, data: &[u8], max: usize, budget: usize, out: &mut Vec<(usize, usize)>) {
-        assert_eq!(data.len(), self.data_len, "a journal cursor must be driven with the bytes it was created for");
-        self.chain.entry_run(&self.framing, data, max, budget, out);
-    }
-
-    fn accept(&mut self, offset: usize, end: usize) {
-        self.chain.accept_verified(offset, end);
-    }
-
-    fn next_verified<'a>(&mut self, data: &'a [u8], max: usize, budget: usize, out: &mut Vec<VerifiedEntry<'a>>) {
-        JournalCursor::next_verified(self, data, max, budget, out);
     }
 }
 

@@ -95,7 +95,13 @@ impl<W: Write> JournalWriter<W> {
 
     /// The record `BookieImpl.createMasterKeyEntry` builds.
     pub fn add_ledger_key(&mut self, ledger_id: i64, master_key: &[u8]) -> Result<u64> {
-        let key_len = i32::try_from(master_key.len()).map_err(|_| Error::invalid_argument("master key too long"))?;
+        // A master key is a SHA-1 (`BookieProtocol.MASTER_KEY_LENGTH`); readers
+        // take no other length for one.
+        if master_key.len() != 20 {
+            return Err(Error::invalid_argument(format!(
+                "a master key is 20 bytes (a SHA-1 of the ledger's password), not {}", master_key.len())));
+        }
+        let key_len = master_key.len() as i32;
         self.record(&[&ledger_id.to_be_bytes(), &METAENTRY_ID_LEDGER_KEY.to_be_bytes(), &key_len.to_be_bytes(), master_key])
     }
 

@@ -1,0 +1,536 @@
+//! Entry logs and journals as lazy streams of record batches: one reader type over
+//! the one scan (`files/scan.rs`), which it serves as a [`RowSink`]: a row is each
+//! column's value for it (`columns.rs`), and the readers differ only in their lists
+//! of columns.
+//!
+//! Entry logs: `log_id`, `offset` (of the record's size field), `location` (`log_id
+//! << 32 | offset + 4`, what indexes store), `record_size` (the size field: the
+//! entry's length), the entry columns, then `error` and `error_kind` under
+//! `OnError::Flag`. The ledgers map at the end of a rolled log gives no rows;
+//! padding and preallocated zeros give none either. Damage gives a row per damaged
+//! span, its entry columns null (but the ids of a torn entry when its header
+//! survives), `record_size` the span's length and `error` what is wrong.
+//!
+//! Journals: `journal_id`, `offset`, `record_size` (the bytes after the length
+//! field; for a damaged span, its length), `record_type` (`entry`, `ledger_key`,
+//! `fence`, `explicit_lac`, `padding` when asked for, `damage`), the entry columns,
+//! `master_key`, `explicit_lac`, `explicit_lac_blob`, then the error columns.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
+use arrow_schema::{ArrowError, FieldRef, Schema, SchemaRef};
+
+use super::columns::{
+    constant_column, entry_columns, error_columns, explicit_lac_column, location_column, offset_column,
+    record_bytes_column, record_size_column, record_type_column, Column, Fields, RowData, Run,
+};
+use super::entries::{EntryBatchOptions, OnError};
+use super::payload::PayloadMode;
+use crate::digest::DigestType;
+use crate::digest_policy::DigestPolicy;
+use crate::entry::HeaderLayout;
+use crate::error::{Error, Result};
+use crate::files::entry_log::{self, EntryLogFacts, EntryLogFraming};
+use crate::files::journal::{self, JournalFacts, JournalFraming};
+use crate::files::scan::{gap_message, Fill, OtherRecord, RecordFormat, RecordScan, Row, RowSink, ScanSettings, ScannedEntry};
+use crate::files::source::{FileSource, ReadAt};
+use crate::files::window::View;
+use crate::files::GapKind;
+use crate::ledger_digests::LedgerDigests;
+
+/// Rows per batch unless asked otherwise.
+pub const DEFAULT_BATCH_ROWS: usize = 65_536;
+/// Entry bytes per batch at most: bounds memory, and keeps a copied payload column
+/// far from its 2 GiB limit, whatever the entry sizes.
+pub const DEFAULT_BATCH_BYTES: usize = 8 << 20;
+
+/// How a bookie-file reader scans and what rows it builds.
+#[derive(Debug, Clone)]
+pub struct FileScanOptions {
+    pub entries: EntryBatchOptions,
+    /// Check each entry's digest (digest types are still inferred when not given).
+    pub verify: bool,
+    pub digests: LedgerDigests,
+    /// A batch ends after this many rows...
+    pub batch_rows: usize,
+    /// ...or once its entries add up to this many bytes.
+    pub batch_bytes: usize,
+    /// The byte range `[start, end)`: a record belongs to the range its size field
+    /// starts in, so ranges that tile a file read every record once.
+    pub start: u64,
+    pub end: u64,
+}
+
+impl FileScanOptions {
+    pub fn new(entries: EntryBatchOptions, digests: LedgerDigests) -> Self {
+        FileScanOptions {
+            entries,
+            verify: true,
+            digests,
+            batch_rows: DEFAULT_BATCH_ROWS,
+            batch_bytes: DEFAULT_BATCH_BYTES,
+            start: 0,
+            end: u64::MAX,
+        }
+    }
+
+    pub(crate) fn validate(&self) -> Result<()> {
+        if self.batch_rows == 0 || self.batch_bytes == 0 {
+            return Err(Error::invalid_argument("batch sizes must be positive"));
+        }
+        if self.start > self.end {
+            return Err(Error::invalid_argument(format!("byte range start {} is past its end {}", self.start, self.end)));
+        }
+        Ok(())
+    }
+
+    fn scan_settings(&self) -> ScanSettings {
+        ScanSettings {
+            digests: self.digests.clone(),
+            verify: self.verify,
+            start: self.start,
+            end: self.end,
+            raise: self.entries.on_error == OnError::Raise,
+            retain: self.entries.payload == PayloadMode::BinaryView,
+        }
+    }
+}
+
+/// A lazy stream of record batches of one schema, each built on demand.
+pub trait BatchStream: Iterator<Item = Result<RecordBatch>> + Send {
+    fn schema(&self) -> SchemaRef;
+}
+
+/// A [`BatchStream`] as arrow-rs's [`RecordBatchReader`] (for the Arrow C stream
+/// interface); errors travel as [`ArrowError::ExternalError`] holding the [`Error`].
+pub struct ArrowBatchReader(pub Box<dyn BatchStream>);
+
+impl Iterator for ArrowBatchReader {
+    type Item = std::result::Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next().map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+    }
+}
+
+impl RecordBatchReader for ArrowBatchReader {
+    fn schema(&self) -> SchemaRef {
+        self.0.schema()
+    }
+}
+
+/// Which record file a reader reads: its columns and what its records become.
+pub(crate) trait FileKind: Send {
+    type Format: RecordFormat + Send;
+    /// The columns before and after the entry columns.
+    fn leading(&self, rows: usize) -> Vec<Box<dyn Column>>;
+    fn trailing(&self, rows: usize) -> Vec<Box<dyn Column>>;
+    /// Whether a journal record gives a row.
+    fn keeps(&self, record: &OtherRecord<'_>) -> bool;
+}
+
+/// Entry logs: one log id on every row.
+pub(crate) struct EntryLogKind {
+    log_id: Option<u32>,
+}
+
+impl FileKind for EntryLogKind {
+    type Format = EntryLogFraming;
+
+    fn leading(&self, rows: usize) -> Vec<Box<dyn Column>> {
+        vec![
+            constant_column("log_id", self.log_id.map(i64::from)),
+            offset_column(rows),
+            location_column(self.log_id, rows),
+            record_size_column(rows),
+        ]
+    }
+
+    fn trailing(&self, _rows: usize) -> Vec<Box<dyn Column>> {
+        Vec::new()
+    }
+
+    fn keeps(&self, _: &OtherRecord<'_>) -> bool {
+        false
+    }
+}
+
+/// Journals: meta records have rows; padding records when asked for.
+pub(crate) struct JournalKind {
+    journal_id: Option<i64>,
+    include_padding: bool,
+}
+
+impl FileKind for JournalKind {
+    type Format = JournalFraming;
+
+    fn leading(&self, rows: usize) -> Vec<Box<dyn Column>> {
+        vec![constant_column("journal_id", self.journal_id), offset_column(rows), record_size_column(rows), record_type_column()]
+    }
+
+    fn trailing(&self, rows: usize) -> Vec<Box<dyn Column>> {
+        vec![
+            record_bytes_column("master_key", |r| r.master_key),
+            explicit_lac_column(rows),
+            record_bytes_column("explicit_lac_blob", |r| r.lac_blob),
+        ]
+    }
+
+    fn keeps(&self, record: &OtherRecord<'_>) -> bool {
+        self.include_padding || !matches!(record, OtherRecord::Padding { .. })
+    }
+}
+
+/// A batch's rows as they are built: the columns, in schema order.
+struct Rows<K> {
+    kind: K,
+    columns: Vec<Box<dyn Column>>,
+    rows: usize,
+    /// The digest type every V1 entry is read as, when the reader names one (for
+    /// the rows of entries that do not frame).
+    fixed: Option<DigestType>,
+}
+
+impl<K: FileKind> Rows<K> {
+    fn new(kind: K, options: &FileScanOptions, rows: usize) -> Self {
+        let payload_bytes = options.batch_bytes.saturating_mul(2);
+        let mut columns = kind.leading(rows);
+        columns.extend(entry_columns(options.entries.payload, rows, payload_bytes, true));
+        columns.extend(kind.trailing(rows));
+        if options.entries.on_error == OnError::Flag {
+            columns.extend(error_columns());
+        }
+        let fixed = match options.digests.default_setting().0 {
+            DigestPolicy::Fixed(dt) if options.digests.ledger_count() == 0 => Some(dt),
+            _ => None,
+        };
+        Rows { kind, columns, rows: 0, fixed }
+    }
+
+    fn schema(&self) -> SchemaRef {
+        Arc::new(Schema::new(self.columns.iter().map(|c| c.field()).collect::<Vec<FieldRef>>()))
+    }
+
+    fn push(&mut self, row: &RowData<'_>) {
+        for c in &mut self.columns {
+            c.push_row(row);
+        }
+        self.rows += 1;
+    }
+}
+
+impl<K: FileKind> RowSink for Rows<K> {
+    fn rows(&self) -> usize {
+        self.rows
+    }
+
+    fn entries(&mut self, view: &View<'_>, run: &[ScannedEntry]) {
+        let mut raw: [&[u8]; crate::digest_check::GROUP_LEN] = [&[]; crate::digest_check::GROUP_LEN];
+        for chunk in run.chunks(crate::digest_check::GROUP_LEN) {
+            for (r, e) in raw.iter_mut().zip(chunk) {
+                *r = view.get(e.at, e.len).expect("a run's entries are in the window");
+            }
+            let run = Run { entries: chunk, raw: &raw[..chunk.len()] };
+            for c in &mut self.columns {
+                c.push_run(&run);
+            }
+            self.rows += chunk.len();
+        }
+    }
+
+    fn row(&mut self, view: &View<'_>, row: Row<'_>) {
+        let data = match row {
+            Row::FlaggedEntry { entry, message, kind } => {
+                let bytes = view.get(entry.at, entry.len).expect("a flagged entry is in the window");
+                RowData::entry(&entry, bytes, Some((message, kind)))
+            }
+            Row::UnframedEntry { offset, bytes, message, kind } => {
+                let declared = bytes.first().and_then(|&b| match HeaderLayout::of(b) {
+                    HeaderLayout::V2(dt) => Some(dt),
+                    HeaderLayout::V1 => self.fixed,
+                    HeaderLayout::Invalid => None,
+                });
+                RowData {
+                    offset,
+                    size: bytes.len() as u64,
+                    record_type: "entry",
+                    fields: Fields::partial(bytes),
+                    digest_type: declared,
+                    located: true,
+                    error: Some(message),
+                    error_kind: Some(kind),
+                    ..RowData::default()
+                }
+            }
+            Row::Record { offset, span, record } => {
+                if !self.kind.keeps(&record) {
+                    return;
+                }
+                let (ledger_id, entry_id, master_key, lac_blob) = match record {
+                    OtherRecord::LedgerKey { ledger_id, master_key } => {
+                        (Some(ledger_id), Some(journal::METAENTRY_ID_LEDGER_KEY), Some(master_key), None)
+                    }
+                    OtherRecord::Fence { ledger_id } => (Some(ledger_id), Some(journal::METAENTRY_ID_FENCE_KEY), None, None),
+                    OtherRecord::ExplicitLac { ledger_id, lac_blob } => {
+                        (Some(ledger_id), Some(journal::METAENTRY_ID_LEDGER_EXPLICITLAC), None, Some(lac_blob))
+                    }
+                    OtherRecord::Padding { .. } => (None, None, None, None),
+                };
+                RowData {
+                    offset,
+                    size: span - 4,
+                    record_type: record.name(),
+                    fields: Fields::ids(ledger_id, entry_id),
+                    master_key,
+                    lac_blob,
+                    ..RowData::default()
+                }
+            }
+            Row::Damage { gap, detail, torn_ids } => RowData {
+                offset: gap.offset,
+                size: gap.len,
+                record_type: "damage",
+                fields: Fields::ids(torn_ids.map(|t| t.0), torn_ids.map(|t| t.1)),
+                error: Some(match detail {
+                    Some(d) => format!("{}: {d}", gap.kind.as_str()),
+                    None => gap_message(&gap),
+                }),
+                error_kind: Some(gap.kind.as_str()),
+                ..RowData::default()
+            },
+        };
+        self.push(&data);
+    }
+}
+
+/// Streams the rows of one record file (or one byte range of it), a batch at a time.
+pub(crate) struct RecordFileReader<K: FileKind> {
+    scan: RecordScan<K::Format>,
+    rows: Rows<K>,
+    schema: SchemaRef,
+    options: FileScanOptions,
+    /// Raised after the batch of rows that came before it.
+    pending: Option<Error>,
+    done: bool,
+}
+
+impl<K: FileKind> RecordFileReader<K> {
+    fn new(scan: RecordScan<K::Format>, kind: K, options: FileScanOptions) -> Self {
+        let rows = Rows::new(kind, &options, options.batch_rows.min(8192));
+        RecordFileReader { schema: rows.schema(), scan, rows, options, pending: None, done: false }
+    }
+
+    fn next_batch(&mut self) -> Option<Result<RecordBatch>> {
+        if let Some(e) = self.pending.take() {
+            self.done = true;
+            return Some(Err(e));
+        }
+        if self.done {
+            return None;
+        }
+        match self.scan.fill(&mut self.rows, self.options.batch_rows, self.options.batch_bytes) {
+            Ok(Fill::More) => {}
+            Ok(Fill::Done) => self.done = true,
+            Err(e) => self.pending = Some(e),
+        }
+        let frozen = self.scan.finish_batch();
+        if self.rows.rows == 0 {
+            self.done = true;
+            return self.pending.take().map(Err);
+        }
+        Some(self.finish(frozen.as_ref()))
+    }
+
+    fn finish(&mut self, frozen: Option<&crate::files::window::Frozen>) -> Result<RecordBatch> {
+        self.rows.rows = 0;
+        let arrays = self.rows.columns.iter_mut().map(|c| c.finish(frozen)).collect::<Result<Vec<ArrayRef>>>();
+        let arrays = match arrays {
+            Ok(a) => a,
+            Err(e) => {
+                // A column that cannot be built (a payload column past 2 GiB) ends the stream.
+                self.done = true;
+                return Err(e);
+            }
+        };
+        RecordBatch::try_new(self.schema.clone(), arrays)
+            .map_err(|e| Error::invalid_argument(format!("assembling a file batch: {e}")))
+    }
+}
+
+impl<K: FileKind> Iterator for RecordFileReader<K> {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Result<RecordBatch>> {
+        self.next_batch()
+    }
+}
+
+impl<K: FileKind> BatchStream for RecordFileReader<K>
+where
+    K::Format: Send,
+{
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
+
+/// Streams the entries of one entry log (or one byte range of it).
+pub struct EntryLogBatchReader {
+    inner: RecordFileReader<EntryLogKind>,
+    facts: EntryLogFacts,
+}
+
+impl EntryLogBatchReader {
+    /// Opens `path`; the log id comes from the file name (`<hex>.log`) unless
+    /// `log_id` is given, and without one `log_id` and `location` are null.
+    pub fn open(path: impl AsRef<Path>, log_id: Option<i64>, options: FileScanOptions) -> Result<Self> {
+        let path = path.as_ref();
+        let log_id = log_id.or_else(|| entry_log::log_id_from_path(path));
+        Self::new(Arc::new(FileSource::open(path)?), log_id, options)
+    }
+
+    /// A reader over any source. A damaged header (or an empty file) is the first
+    /// row, not a refusal: the records after it are read as the layout they support.
+    pub fn new(source: Arc<dyn ReadAt>, log_id: Option<i64>, options: FileScanOptions) -> Result<Self> {
+        options.validate()?;
+        let log_id = log_id
+            .map(|id| {
+                u32::try_from(id).map_err(|_| {
+                    Error::invalid_argument(format!("entry log id {id} does not fit the 32 bits of a location"))
+                })
+            })
+            .transpose()?;
+        let (scan, facts) = entry_log::open_scan(source, &options.scan_settings())?;
+        let inner = RecordFileReader::new(scan, EntryLogKind { log_id }, options);
+        Ok(EntryLogBatchReader { inner, facts })
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.inner.scan.source().path()
+    }
+
+    pub fn log_id(&self) -> Option<u32> {
+        self.inner.rows.kind.log_id
+    }
+
+    pub fn file_len(&self) -> u64 {
+        self.facts.len
+    }
+
+    /// The header as read (or why it is damaged) and the layout.
+    pub fn facts(&self) -> &EntryLogFacts {
+        &self.facts
+    }
+
+    /// Bytes the reader holds in memory for its scan.
+    pub fn held(&self) -> usize {
+        self.inner.scan.held()
+    }
+}
+
+impl Iterator for EntryLogBatchReader {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Result<RecordBatch>> {
+        self.inner.next_batch()
+    }
+}
+
+impl BatchStream for EntryLogBatchReader {
+    fn schema(&self) -> SchemaRef {
+        self.inner.schema.clone()
+    }
+}
+
+/// Streams the records of one journal (or one byte range of it).
+pub struct JournalBatchReader {
+    inner: RecordFileReader<JournalKind>,
+    facts: JournalFacts,
+}
+
+impl JournalBatchReader {
+    /// Opens `path`; the journal id comes from the file name (`<hex>.txn`) unless
+    /// `journal_id` is given (without either, `journal_id` is null).
+    pub fn open(path: impl AsRef<Path>, journal_id: Option<i64>, include_padding: bool, options: FileScanOptions) -> Result<Self> {
+        let path = path.as_ref();
+        let journal_id = journal_id.or_else(|| journal::journal_id_from_path(path));
+        Self::new(Arc::new(FileSource::open(path)?), journal_id, include_padding, None, options)
+    }
+
+    /// A reader over any source. `last_mark`: the offset `lastMark` says this
+    /// journal was written up to (records ending before it give a row).
+    pub fn new(
+        source: Arc<dyn ReadAt>,
+        journal_id: Option<i64>,
+        include_padding: bool,
+        last_mark: Option<u64>,
+        options: FileScanOptions,
+    ) -> Result<Self> {
+        options.validate()?;
+        let (scan, facts) = journal::open_scan(source, &options.scan_settings(), last_mark)?;
+        let inner = RecordFileReader::new(scan, JournalKind { journal_id, include_padding }, options);
+        Ok(JournalBatchReader { inner, facts })
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.inner.scan.source().path()
+    }
+
+    pub fn journal_id(&self) -> Option<i64> {
+        self.inner.rows.kind.journal_id
+    }
+
+    pub fn file_len(&self) -> u64 {
+        self.facts.len
+    }
+
+    pub fn facts(&self) -> &JournalFacts {
+        &self.facts
+    }
+
+    pub fn held(&self) -> usize {
+        self.inner.scan.held()
+    }
+}
+
+impl Iterator for JournalBatchReader {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Result<RecordBatch>> {
+        self.inner.next_batch()
+    }
+}
+
+impl BatchStream for JournalBatchReader {
+    fn schema(&self) -> SchemaRef {
+        self.inner.schema.clone()
+    }
+}
+
+/// The schema [`EntryLogBatchReader`] produces under `options`.
+pub fn entry_log_schema(options: &FileScanOptions) -> SchemaRef {
+    Rows::new(EntryLogKind { log_id: None }, options, 0).schema()
+}
+
+/// The schema [`JournalBatchReader`] produces under `options`.
+pub fn journal_schema(options: &FileScanOptions) -> SchemaRef {
+    Rows::new(JournalKind { journal_id: None, include_padding: false }, options, 0).schema()
+}
+
+/// Every `error_kind` a file reader's row may carry, for documentation and
+/// validation: damaged spans (see [`GapKind`]) and entries.
+pub fn error_kinds() -> Vec<&'static str> {
+    let mut kinds: Vec<&'static str> = GapKind::ALL.iter().filter(|k| k.is_damage()).map(|k| k.as_str()).collect();
+    kinds.extend([
+        "digest_mismatch",
+        "length_mismatch",
+        "reframed",
+        "truncated_entry",
+        "bad_entry_version",
+        "digest_type_mismatch",
+        "bad_entry",
+    ]);
+    kinds
+}

@@ -1,0 +1,740 @@
+//! Which digest each entry of a stream is checked under, and how it came out: the
+//! one place that decides it, for batches of entries and for the file readers.
+//!
+//! A V2 entry declares its digest type. A V1 entry does not: the reader's settings
+//! name it (for every ledger, or per ledger from ledger metadata), or, under
+//! [`DigestPolicy::Auto`], it is inferred per ledger:
+//! 1. A ledger whose entries verified under a type before is checked under that
+//!    type (a later entry that does not verify is a mismatch, not a new guess).
+//! 2. Otherwise the types that can be recognised are tried: CRC-32C, CRC-32, HMAC
+//!    with the given password (or the empty one Pulsar uses); the first that
+//!    verifies is remembered for the ledger.
+//! 3. Otherwise the *length chain* says how long the digest is: BookKeeper's
+//!    `length` field is the ledger's running payload length, so for entry 0, or for
+//!    an entry whose predecessor in the ledger came just before in the stream,
+//!    `record length - header - (length - previous length)` is the digest's length:
+//!    0 for DUMMY, 20 for HMAC (4 and 8 would be a CRC that failed to verify). A
+//!    DUMMY entry is then verified as DigestManager verifies it (it proves only its
+//!    ids), an HMAC entry without its password is *unchecked* (located, never called
+//!    damaged), a CRC entry is a mismatch. Entries with no chain of their own take
+//!    the last type their ledger's chain gave, unless two chains disagreed.
+//! 4. With none of these the entry is unchecked, its type unknown.
+//!
+//! A DUMMY entry whose own chain gives a digest length other than 0 is flagged: with
+//! no digest, the length is all there is to check.
+//!
+//! Groups of entries whose type is already known are checked together
+//! ([`DigestChecker::check_group`]): their CRC-32C digests are computed as
+//! interleaved streams. Everything else, and every entry that does not verify, goes
+//! through [`DigestChecker::check_one`], which also learns the ledger's type.
+
+use std::collections::HashMap;
+
+use crate::digest::{crc32c_concat_many, DigestType, Digester};
+use crate::digest_policy::DigestPolicy;
+use crate::entry::{decode_entry, Entry, EntryFormat, EntryHeader, HeaderView, V1_HEADER_LEN};
+use crate::error::{Error, ErrorKind};
+use crate::ledger_digests::LedgerDigests;
+
+/// Entries checked together.
+pub const GROUP_LEN: usize = 48;
+
+/// How an entry's digest came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// Computed and matching (for DUMMY: its length chain holds).
+    Verified,
+    /// Computed under the entry's type and not matching.
+    Mismatch,
+    /// Could not be computed.
+    Unchecked(Unchecked),
+    /// Not computed: the reader was asked not to verify.
+    NotAsked,
+}
+
+/// Why a digest could not be checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Unchecked {
+    /// An HMAC entry, and its ledger's password is not known (none was given, or
+    /// the one given verifies none of the ledger's entries).
+    NoPassword,
+    /// A V1 entry of a ledger whose digest type nothing tells.
+    UnknownType,
+}
+
+impl Unchecked {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Unchecked::NoPassword => "no_password",
+            Unchecked::UnknownType => "unknown_type",
+        }
+    }
+}
+
+impl Verdict {
+    /// The `digest_ok` column: `None` when nothing was computed.
+    #[inline(always)]
+    pub fn digest_ok(self) -> Option<bool> {
+        match self {
+            Verdict::Verified => Some(true),
+            Verdict::Mismatch => Some(false),
+            Verdict::Unchecked(_) | Verdict::NotAsked => None,
+        }
+    }
+}
+
+/// An entry framed under its digest type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheckedEntry {
+    pub header: EntryHeader,
+    /// `None` only for a V1 entry whose type is unknown.
+    pub digest_type: Option<DigestType>,
+    /// Where the payload starts in the entry; 0 when the type (so the digest's
+    /// length) is unknown.
+    pub payload_at: u32,
+    pub verdict: Verdict,
+}
+
+/// What [`DigestChecker::check_one`] found.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// Framed; the error, when there is one, is what makes the row damaged (a
+    /// mismatch, a length chain a DUMMY entry breaks).
+    Framed(CheckedEntry, Option<Error>),
+    /// Not an entry under the settings: too short, a bad V2 flags byte, a V2
+    /// entry declaring another type than the one named.
+    Unframed(Error),
+}
+
+/// What a V1 ledger's entries further on say of its type, gathered for an entry
+/// of it that did not verify (see [`DigestChecker::needs_look_ahead`]): an entry
+/// that verifies, consecutive entries whose length chain gives the type, or only
+/// entries that do not verify with the password given.
+#[derive(Debug, Clone)]
+pub struct LookAhead {
+    ledger_id: i64,
+    last: Option<(i64, i64)>,
+    seen: usize,
+    chained: Option<DigestType>,
+}
+
+impl LookAhead {
+    pub fn new(ledger_id: i64) -> LookAhead {
+        LookAhead { ledger_id, last: None, seen: 0, chained: None }
+    }
+
+    /// Considers an entry further on; true once the ledger's type is certain (an
+    /// entry of it verified), when looking further is pointless.
+    pub fn consider(&mut self, checker: &mut DigestChecker, bytes: &[u8]) -> bool {
+        let Some((h, _)) = HeaderView::read(bytes) else { return false };
+        if h.format() != EntryFormat::V1 || h.ledger_id() != self.ledger_id {
+            return false;
+        }
+        self.seen += 1;
+        if let Some(dt) = checker.probe(bytes) {
+            checker.learn_verified(self.ledger_id, dt);
+            return true;
+        }
+        let found = match (h.entry_id(), self.last) {
+            (0, _) => Some(0),
+            (e, Some((pe, pl))) if pe == e - 1 => Some(pl),
+            _ => None,
+        }
+        .and_then(|prev| h.length().checked_sub(prev))
+        .and_then(|payload| (bytes.len() as i64 - V1_HEADER_LEN as i64).checked_sub(payload))
+        .and_then(type_of_digest_len);
+        if let Some(dt) = found {
+            self.chained.get_or_insert(dt);
+        }
+        self.last = Some((h.entry_id(), h.length()));
+        false
+    }
+
+    /// What was learned goes to the checker: the type the chains gave, and, when
+    /// the ledger's entries were there and none verified, that the password given
+    /// is not its (its entries are unchecked, not damaged one by one).
+    pub fn finish(self, checker: &mut DigestChecker) {
+        if checker.verified_ledger(self.ledger_id) {
+            return;
+        }
+        if let Some(dt) = self.chained {
+            let state = checker.ledgers.entry(self.ledger_id).or_default();
+            if state.chained.is_none() {
+                state.chained = Some(dt);
+            }
+        }
+        if self.seen > 0 {
+            checker.ledgers.entry(self.ledger_id).or_default().password_fails = true;
+        }
+    }
+}
+
+/// One (policy, password) setting and its keyed digesters.
+#[derive(Debug, Clone)]
+struct Setting {
+    policy: DigestPolicy,
+    /// By proto number - 1.
+    digesters: [Digester; 4],
+    /// A password was given (HMAC is checked with it); without one, inference also
+    /// tries the empty password, and HMAC entries that fail are unchecked.
+    password_given: bool,
+}
+
+impl Setting {
+    fn new(policy: DigestPolicy, password: &[u8]) -> Self {
+        Setting { policy, digesters: DigestType::ALL.map(|dt| Digester::new(dt, password)), password_given: !password.is_empty() }
+    }
+
+    #[inline(always)]
+    fn digester(&self, dt: DigestType) -> &Digester {
+        &self.digesters[dt.proto_value() as usize - 1]
+    }
+}
+
+/// What a V1 ledger under inference has shown so far.
+#[derive(Debug, Clone, Copy, Default)]
+struct LedgerState {
+    /// The type whose digest verified one of its entries.
+    verified: Option<DigestType>,
+    /// The last entry seen: id and length field, for the next one's chain.
+    last: Option<(i64, i64)>,
+    /// The type the last length chain gave, and whether chains disagreed.
+    chained: Option<DigestType>,
+    chains_disagree: bool,
+    /// HMAC with the empty password failed on an entry its chain shows to be HMAC.
+    empty_key_failed: bool,
+    /// The password given verifies none of this HMAC ledger's entries: it has
+    /// another, and its entries are unchecked rather than damaged.
+    password_fails: bool,
+}
+
+/// A direct-mapped cache of the verified type of recently seen ledgers: streams
+/// interleave a few ledgers, and a hash-map lookup per entry would cost as much as
+/// a short CRC.
+const RECENT_SLOTS: usize = 256;
+
+#[inline(always)]
+fn recent_slot(ledger_id: i64) -> usize {
+    ((ledger_id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize
+}
+
+/// Checks the entries of one stream (a batch, a file) in order under one set of
+/// digest settings, remembering what inference learns per ledger.
+#[derive(Debug, Clone)]
+pub struct DigestChecker {
+    verify: bool,
+    /// Whether a DUMMY entry whose length chain breaks is flagged (file scans).
+    dummy_chains: bool,
+    /// The default first, then the distinct settings of ledgers with metadata.
+    settings: Vec<Setting>,
+    by_ledger: HashMap<i64, usize>,
+    ledgers: HashMap<i64, LedgerState>,
+    recent: Vec<(i64, DigestType)>,
+}
+
+/// The digest length each type stores, and back.
+fn type_of_digest_len(len: i64) -> Option<DigestType> {
+    DigestType::ALL.into_iter().find(|dt| dt.len() as i64 == len)
+}
+
+impl DigestChecker {
+    /// Checks under `digests`; `verify` false computes digests only to infer types.
+    pub fn new(digests: &LedgerDigests, verify: bool) -> Self {
+        let (default_policy, default_password) = digests.default_setting();
+        let mut settings = vec![Setting::new(default_policy, default_password)];
+        let mut keys: Vec<(DigestPolicy, Vec<u8>)> = vec![(default_policy, default_password.to_vec())];
+        let mut by_ledger = HashMap::new();
+        for (ledger_id, policy, password) in digests.ledger_settings() {
+            let key = (policy, password.to_vec());
+            let index = match keys.iter().position(|k| *k == key) {
+                Some(i) => i,
+                None => {
+                    settings.push(Setting::new(policy, &password));
+                    keys.push(key);
+                    settings.len() - 1
+                }
+            };
+            by_ledger.insert(ledger_id, index);
+        }
+        DigestChecker {
+            verify,
+            dummy_chains: false,
+            settings,
+            by_ledger,
+            ledgers: HashMap::new(),
+            recent: vec![(-1, DigestType::Dummy); RECENT_SLOTS],
+        }
+    }
+
+    /// Flags DUMMY entries whose length chain breaks: for file scans, where damage
+    /// can frame a phantom entry that a DUMMY digest would never catch.
+    pub fn with_dummy_chains(mut self) -> Self {
+        self.dummy_chains = true;
+        self
+    }
+
+    /// Whether digests are checked (else only computed to infer types).
+    pub fn verifies(&self) -> bool {
+        self.verify
+    }
+
+    /// The single policy of every ledger, when no ledger has its own settings.
+    pub fn sole_policy(&self) -> Option<DigestPolicy> {
+        self.by_ledger.is_empty().then(|| self.settings[0].policy)
+    }
+
+    #[inline(always)]
+    fn setting_of(&self, ledger_id: i64) -> &Setting {
+        if self.by_ledger.is_empty() {
+            return &self.settings[0];
+        }
+        &self.settings[self.by_ledger.get(&ledger_id).copied().unwrap_or(0)]
+    }
+
+    /// The type a V1 ledger under inference verified with, through the cache.
+    #[inline(always)]
+    fn verified_type(&mut self, ledger_id: i64) -> Option<DigestType> {
+        let slot = recent_slot(ledger_id);
+        match self.recent[slot] {
+            (id, dt) if id == ledger_id => Some(dt),
+            _ => {
+                let dt = self.ledgers.get(&ledger_id)?.verified?;
+                self.recent[slot] = (ledger_id, dt);
+                Some(dt)
+            }
+        }
+    }
+
+    /// The type an entry is checked under without learning anything: named,
+    /// declared, or already verified for its ledger. `None` when the entry needs
+    /// [`DigestChecker::check_one`] (a type to infer, or not framable under the
+    /// settings).
+    #[inline(always)]
+    fn known_type(&mut self, view: &HeaderView<'_>) -> Option<DigestType> {
+        let setting = self.setting_of(view.ledger_id());
+        match (setting.policy, view.declared_digest()) {
+            (DigestPolicy::Fixed(named), Some(declared)) => (named == declared).then_some(named),
+            (DigestPolicy::Fixed(named), None) => Some(named),
+            (DigestPolicy::Auto, Some(declared)) => Some(declared),
+            (DigestPolicy::Auto, None) => self.verified_type(view.ledger_id()),
+        }
+    }
+
+    /// Checks the entries from the first while their digests verify under a type
+    /// known without inference (a computed digest: CRC-32C, CRC-32, or HMAC with its
+    /// key), writing each into `out`; returns how many. The first entry that is
+    /// anything else is left for [`DigestChecker::check_one`]. Learns nothing, so
+    /// checking entries again is harmless.
+    pub fn check_group(&mut self, entries: &[&[u8]], out: &mut [CheckedEntry]) -> usize {
+        let n = entries.len().min(GROUP_LEN).min(out.len());
+        if !self.verify {
+            return 0;
+        }
+        let mut heads: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
+        let mut tails: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
+        let mut stored = [0u32; GROUP_LEN];
+        let mut crc_rows = [0u8; GROUP_LEN];
+        let mut crcs = 0;
+        let mut framed = 0;
+        // Frame while the type is known and has a computed digest.
+        for (i, &bytes) in entries[..n].iter().enumerate() {
+            let Some((view, rest)) = HeaderView::read(bytes) else { break };
+            let Some(dt) = self.known_type(&view) else { break };
+            if dt == DigestType::Dummy || rest.len() < dt.len() {
+                break;
+            }
+            let (head, digest_and_payload) = bytes.split_at(view.len());
+            out[i] = CheckedEntry {
+                header: view.to_header(),
+                digest_type: Some(dt),
+                payload_at: (view.len() + dt.len()) as u32,
+                verdict: Verdict::Verified,
+            };
+            if dt == DigestType::Crc32c {
+                let (digest, payload) = digest_and_payload.split_at(4);
+                heads[crcs] = head;
+                tails[crcs] = payload;
+                stored[crcs] = u32::from_be_bytes(digest.try_into().expect("4 bytes"));
+                crc_rows[crcs] = i as u8;
+                crcs += 1;
+            }
+            framed = i + 1;
+        }
+        let mut ok = [true; GROUP_LEN];
+        if crcs > 0 {
+            let mut computed = [0u32; GROUP_LEN];
+            crc32c_concat_many(&mut computed[..crcs], &heads[..crcs], &tails[..crcs]);
+            for k in 0..crcs {
+                ok[crc_rows[k] as usize] = computed[k] == stored[k];
+            }
+        }
+        for i in 0..framed {
+            let c = &out[i];
+            let dt = c.digest_type.expect("framed with a type");
+            if dt != DigestType::Crc32c {
+                let entry = Entry::frame(entries[i], Some(dt)).expect("framed above");
+                ok[i] = entry.digest_matches(self.setting_of(c.header.ledger_id).digester(dt));
+            }
+            if !ok[i] {
+                return i;
+            }
+        }
+        framed
+    }
+
+    /// Checks one entry, learning its ledger's type under inference.
+    pub fn check_one(&mut self, bytes: &[u8]) -> Outcome {
+        let view = match HeaderView::parse(bytes) {
+            Ok((view, _)) => view,
+            Err(e) => return Outcome::Unframed(e),
+        };
+        let ledger_id = view.ledger_id();
+        let policy = self.setting_of(ledger_id).policy;
+        let dt = match (policy, view.declared_digest()) {
+            (DigestPolicy::Fixed(named), Some(declared)) if named != declared => {
+                return Outcome::Unframed(Error::new(ErrorKind::DigestTypeMismatch, 0,
+                    format!("entry declares digest type {declared}, the reader was told {named}")));
+            }
+            (DigestPolicy::Fixed(named), _) => Some(named),
+            (DigestPolicy::Auto, Some(declared)) => Some(declared),
+            (DigestPolicy::Auto, None) => None,
+        };
+        match dt {
+            Some(dt) => self.check_as(bytes, &view, dt, false),
+            None => match self.verified_type(ledger_id) {
+                Some(dt) => self.check_as(bytes, &view, dt, true),
+                None => self.infer(bytes, &view),
+            },
+        }
+    }
+
+    /// Checks `bytes` under `dt`: named, declared, or (`learned`) the type its
+    /// ledger's entries verified under before.
+    fn check_as(&mut self, bytes: &[u8], view: &HeaderView<'_>, dt: DigestType, learned: bool) -> Outcome {
+        let entry = match decode_entry(bytes, Some(dt)) {
+            Ok(e) => e,
+            Err(e) => return Outcome::Unframed(e),
+        };
+        let payload_at = entry.payload_offset() as u32;
+        let checked = |verdict| CheckedEntry { header: entry.header, digest_type: Some(dt), payload_at, verdict };
+        if dt == DigestType::Dummy {
+            // Nothing to compute. In a file, the length chain is what there is to
+            // check (a phantom entry framed out of damage proves nothing else); an
+            // entry on its own is checked as DigestManager checks DUMMY: not at all.
+            return match self.chain_digest_len(view, bytes.len(), true) {
+                _ if !self.verify => Outcome::Framed(checked(Verdict::NotAsked), None),
+                Some(d) if d != 0 && self.dummy_chains => {
+                    Outcome::Framed(checked(Verdict::Mismatch), Some(dummy_chain_error(view, d)))
+                }
+                _ => Outcome::Framed(checked(Verdict::Verified), None),
+            };
+        }
+        if !self.verify {
+            return Outcome::Framed(checked(Verdict::NotAsked), None);
+        }
+        let setting = self.setting_of(view.ledger_id());
+        if entry.digest_matches(setting.digester(dt)) {
+            return Outcome::Framed(checked(Verdict::Verified), None);
+        }
+        // Inferring, an HMAC digest without a password is tried with the empty one
+        // (Pulsar's); when that fails it cannot be checked, unless the ledger's
+        // entries verified with it before. (Named HMAC is checked with the password
+        // given, empty or not, as BookKeeper checks it.)
+        if dt == DigestType::Hmac && !setting.password_given && !learned && setting.policy == DigestPolicy::Auto {
+            return Outcome::Framed(checked(Verdict::Unchecked(Unchecked::NoPassword)), None);
+        }
+        Outcome::Framed(checked(Verdict::Mismatch), Some(entry.digest_mismatch()))
+    }
+
+    /// A V1 entry under inference whose ledger has not verified before.
+    fn infer(&mut self, bytes: &[u8], view: &HeaderView<'_>) -> Outcome {
+        let ledger_id = view.ledger_id();
+        let header = view.to_header();
+        let setting = self.setting_of(ledger_id).clone();
+        // What the ledger's earlier entries showed, then this entry's own chain.
+        let prior = self.ledgers.get(&ledger_id).copied().unwrap_or_default();
+        let chain_len = self.chain_digest_len(view, bytes.len(), true);
+        let chained = chain_len.and_then(type_of_digest_len);
+        let prior_chained = if prior.chains_disagree { None } else { prior.chained };
+        let believed = chained.or(prior_chained);
+        // A ledger its chains show to be DUMMY or HMAC is not tried against the CRCs
+        // again (an entry of it that breaks the pattern is damaged, not of another
+        // type), and the empty password, once it failed, not again.
+        let agrees = chained.is_none() || chained == prior_chained;
+        let state_password_fails = prior.password_fails;
+        let candidates: &[DigestType] = match prior_chained {
+            Some(DigestType::Dummy) if agrees => &[],
+            Some(DigestType::Hmac) if agrees && (setting.password_given || !prior.empty_key_failed) => &[DigestType::Hmac],
+            Some(DigestType::Hmac) if agrees => &[],
+            _ => &[DigestType::Crc32c, DigestType::Crc32, DigestType::Hmac],
+        };
+        // HMAC with the given password, or with the empty one Pulsar uses.
+        for &dt in candidates {
+            let Some(entry) = Entry::frame(bytes, Some(dt)) else { continue };
+            if entry.digest_matches(setting.digester(dt)) {
+                self.learn_verified(ledger_id, dt);
+                // Inference computed the digest, so its answer is a verdict either way.
+                let verdict = Verdict::Verified;
+                let payload_at = entry.payload_offset() as u32;
+                return Outcome::Framed(CheckedEntry { header, digest_type: Some(dt), payload_at, verdict }, None);
+            }
+        }
+        if !setting.password_given && candidates.contains(&DigestType::Hmac) && believed == Some(DigestType::Hmac) {
+            self.ledgers.entry(ledger_id).or_default().empty_key_failed = true;
+        }
+        let Some(dt) = believed else {
+            let unknown = CheckedEntry { header, digest_type: None, payload_at: 0, verdict: Verdict::Unchecked(Unchecked::UnknownType) };
+            // A chain that leaves room for no digest any type has says the header's
+            // length (or the record's size) is wrong: damage, not an unknown type.
+            if let Some(d) = chain_len {
+                if self.verify {
+                    return Outcome::Framed(CheckedEntry { verdict: Verdict::Mismatch, ..unknown }, Some(chain_error(view, d)));
+                }
+            }
+            return Outcome::Framed(unknown, None);
+        };
+        let Some(entry) = Entry::frame(bytes, Some(dt)) else {
+            return Outcome::Framed(
+                CheckedEntry { header, digest_type: None, payload_at: 0, verdict: Verdict::Unchecked(Unchecked::UnknownType) },
+                None,
+            );
+        };
+        let payload_at = entry.payload_offset() as u32;
+        let checked = |verdict| CheckedEntry { header, digest_type: Some(dt), payload_at, verdict };
+        match dt {
+            DigestType::Dummy if self.verify => Outcome::Framed(checked(Verdict::Verified), None),
+            // HMAC by its chain, not verifying with the password given: damaged, unless
+            // none of the ledger's entries verify with it (another password: see
+            // `password_fails`). Without a password it cannot be checked.
+            DigestType::Hmac if self.verify && setting.password_given && !state_password_fails => {
+                Outcome::Framed(checked(Verdict::Mismatch), Some(entry.digest_mismatch()))
+            }
+            DigestType::Hmac => Outcome::Framed(checked(Verdict::Unchecked(Unchecked::NoPassword)), None),
+            _ if !self.verify => Outcome::Framed(checked(Verdict::NotAsked), None),
+            // A CRC that did not verify: its entry is damaged.
+            _ => Outcome::Framed(checked(Verdict::Mismatch), Some(entry.digest_mismatch())),
+        }
+    }
+
+    /// What an entry further on says of its V1 ledger's type (the scan looks ahead
+    /// when an entry's type is unknown): the type whose digest verifies it, tried as
+    /// inference tries them. Learns nothing; see [`DigestChecker::learn`].
+    pub fn probe(&self, bytes: &[u8]) -> Option<DigestType> {
+        let (view, _) = HeaderView::read(bytes)?;
+        if view.format() != EntryFormat::V1 {
+            return None;
+        }
+        let setting = self.setting_of(view.ledger_id());
+        if setting.policy != DigestPolicy::Auto {
+            return None;
+        }
+        [DigestType::Crc32c, DigestType::Crc32, DigestType::Hmac].into_iter().find(|&dt| {
+            Entry::frame(bytes, Some(dt)).is_some_and(|e| e.digest_matches(setting.digester(dt)))
+        })
+    }
+
+    /// Whether entries of a V1 ledger under inference verified (so its type is
+    /// certain).
+    pub fn verified_ledger(&self, ledger_id: i64) -> bool {
+        self.ledgers.get(&ledger_id).is_some_and(|s| s.verified.is_some())
+    }
+
+    /// The ledger whose entries further on should be looked at, after `outcome`:
+    /// an entry under inference that did not verify, of a ledger whose entries never
+    /// have (once per ledger is enough; the caller keeps track).
+    pub fn needs_look_ahead(&self, outcome: &Outcome) -> Option<i64> {
+        let Outcome::Framed(c, _) = outcome else { return None };
+        let ledger_id = c.header.ledger_id;
+        (c.header.format == EntryFormat::V1
+            && c.verdict != Verdict::Verified
+            && self.setting_of(ledger_id).policy == DigestPolicy::Auto
+            && !self.verified_ledger(ledger_id))
+        .then_some(ledger_id)
+    }
+
+    fn learn_verified(&mut self, ledger_id: i64, dt: DigestType) {
+        let state = self.ledgers.entry(ledger_id).or_default();
+        state.verified = Some(dt);
+        self.recent[recent_slot(ledger_id)] = (ledger_id, dt);
+    }
+
+    /// The digest length this entry's length chain gives (see the module notes),
+    /// recording the entry as its ledger's last. `record` false only looks.
+    fn chain_digest_len(&mut self, view: &HeaderView<'_>, entry_len: usize, record: bool) -> Option<i64> {
+        if view.format() != EntryFormat::V1 {
+            return None;
+        }
+        let (ledger_id, entry_id, length) = (view.ledger_id(), view.entry_id(), view.length());
+        let state = self.ledgers.entry(ledger_id).or_default();
+        let previous_length = match (entry_id, state.last) {
+            (0, _) => Some(0),
+            (e, Some((last_id, last_length))) if last_id == e - 1 => Some(last_length),
+            _ => None,
+        };
+        let d = previous_length
+            .and_then(|prev| length.checked_sub(prev))
+            .and_then(|payload| (entry_len as i64 - V1_HEADER_LEN as i64).checked_sub(payload));
+        if record {
+            // An entry whose chain breaks is not the next one's link: its length
+            // field may be what is damaged.
+            if d.is_none_or(|d| type_of_digest_len(d).is_some()) {
+                state.last = Some((entry_id, length));
+            }
+            if let Some(dt) = d.and_then(type_of_digest_len) {
+                match state.chained {
+                    Some(prev) if prev != dt => state.chains_disagree = true,
+                    _ => state.chained = Some(dt),
+                }
+            }
+        }
+        d
+    }
+}
+
+/// One entry on its own, as `decode_entry` checks it: framed under `policy` (a V1
+/// entry's type inferred as in a stream of one, where its own length chain can
+/// still tell a DUMMY or HMAC entry 0), its digest checked when `verify`, then the
+/// expected ids, in BookKeeper's order. An entry whose type nothing tells is a
+/// `DigestMismatch` error saying so; an HMAC entry whose password is unknown comes
+/// back unchecked.
+pub fn check_entry<'a>(
+    bytes: &'a [u8],
+    policy: DigestPolicy,
+    password: &[u8],
+    verify: bool,
+    ledger_id: Option<i64>,
+    entry_id: Option<i64>,
+) -> crate::error::Result<(Entry<'a>, Verdict)> {
+    let mut checker = DigestChecker::new(&LedgerDigests::new(policy, password), verify);
+    let (checked, error) = match checker.check_one(bytes) {
+        Outcome::Framed(c, e) => (c, e),
+        Outcome::Unframed(e) => return Err(e),
+    };
+    let Some(dt) = checked.digest_type else {
+        return Err(Error::new(ErrorKind::DigestMismatch, V1_HEADER_LEN as u64, format!(
+            "no digest type verifies this V1 entry (tried crc32c, crc32, hmac{}) and its length field does not tell \
+             the digest's length; name the digest type",
+            if password.is_empty() { " with the empty password; give the password to try it" } else { "" }
+        )));
+    };
+    if let (Some(e), true) = (error, verify) {
+        return Err(e);
+    }
+    let entry = Entry::frame(bytes, Some(dt)).expect("the checker framed it");
+    if verify {
+        entry.check_ids(ledger_id, entry_id)?;
+    }
+    Ok((entry, checked.verdict))
+}
+
+#[cold]
+fn chain_error(view: &HeaderView<'_>, d: i64) -> Error {
+    let what = if view.entry_id() == 0 { "the entry's own payload".to_string() } else { format!("ledger {}'s previous entry", view.ledger_id()) };
+    Error::new(ErrorKind::Corrupt, 24 + (view.len() - V1_HEADER_LEN) as u64, format!(
+        "no digest type verifies this entry, and its length field does not fit {what}: it leaves {d} bytes for a \
+         digest, which no digest type has"
+    ))
+}
+
+#[cold]
+fn dummy_chain_error(view: &HeaderView<'_>, d: i64) -> Error {
+    Error::new(ErrorKind::Corrupt, 24 + (view.len() - V1_HEADER_LEN) as u64, format!(
+        "the length field of this DUMMY entry does not fit ledger {}'s running length: it leaves {d} bytes that \
+         DUMMY has no digest for (a damaged entry, or a ledger of another digest type)",
+        view.ledger_id()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::encode_entry;
+    use crate::metadata::LedgerDigestInfo;
+
+    /// Entries `0..count` of a ledger as a client writes them: running length, LAC
+    /// one behind.
+    fn ledger(dt: DigestType, pw: &[u8], ledger_id: i64, count: i64, size: usize) -> Vec<Vec<u8>> {
+        let d = Digester::new(dt, pw);
+        (0..count)
+            .map(|e| {
+                let payload = vec![e as u8; size + e as usize];
+                let length: i64 = (0..=e).map(|k| (size + k as usize) as i64).sum();
+                encode_entry(&EntryHeader::new(0, ledger_id, e, e - 1, length), &payload, &d).unwrap()
+            })
+            .collect()
+    }
+
+    fn verdicts(checker: &mut DigestChecker, entries: &[Vec<u8>]) -> Vec<(Option<DigestType>, Verdict, bool)> {
+        entries
+            .iter()
+            .map(|e| match checker.check_one(e) {
+                Outcome::Framed(c, err) => (c.digest_type, c.verdict, err.is_some()),
+                Outcome::Unframed(err) => panic!("unframed: {err}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn auto_reads_dummy_and_hmac_ledgers_by_their_length_chain() {
+        let mut c = DigestChecker::new(&LedgerDigests::new(DigestPolicy::Auto, b""), true);
+        let dummy = ledger(DigestType::Dummy, b"", 7, 5, 10);
+        assert!(verdicts(&mut c, &dummy).iter().all(|v| *v == (Some(DigestType::Dummy), Verdict::Verified, false)));
+        let hmac = ledger(DigestType::Hmac, b"secret", 8, 5, 10);
+        let got = verdicts(&mut c, &hmac);
+        assert!(got.iter().all(|v| *v == (Some(DigestType::Hmac), Verdict::Unchecked(Unchecked::NoPassword), false)), "{got:?}");
+        // With the password they verify.
+        let mut keyed = DigestChecker::new(&LedgerDigests::new(DigestPolicy::Auto, b"secret"), true);
+        assert!(verdicts(&mut keyed, &hmac).iter().all(|v| v.1 == Verdict::Verified));
+        // An HMAC ledger with the empty password (Pulsar's) verifies without one.
+        let pulsar = ledger(DigestType::Hmac, b"", 9, 3, 10);
+        assert!(verdicts(&mut c, &pulsar).iter().all(|v| *v == (Some(DigestType::Hmac), Verdict::Verified, false)));
+    }
+
+    #[test]
+    fn a_damaged_crc_entry_is_a_mismatch_and_an_isolated_unknown_one_unchecked() {
+        let mut c = DigestChecker::new(&LedgerDigests::default(), true);
+        let mut crc = ledger(DigestType::Crc32c, b"", 3, 4, 20);
+        crc[2][40] ^= 1;
+        let got = verdicts(&mut c, &crc);
+        assert_eq!(got[2], (Some(DigestType::Crc32c), Verdict::Mismatch, true));
+        // The first entry of a ledger damaged: its chain (entry 0) still says CRC-32C.
+        let mut first = ledger(DigestType::Crc32c, b"", 4, 2, 20);
+        first[0][40] ^= 1;
+        assert_eq!(verdicts(&mut c, &first)[0], (Some(DigestType::Crc32c), Verdict::Mismatch, true));
+        // A lone HMAC entry (not entry 0, no predecessor): nothing tells its type.
+        let lone = &ledger(DigestType::Hmac, b"pw", 5, 4, 20)[3];
+        assert_eq!(verdicts(&mut c, std::slice::from_ref(lone))[0], (None, Verdict::Unchecked(Unchecked::UnknownType), false));
+    }
+
+    #[test]
+    fn a_dummy_entry_its_chain_contradicts_is_flagged() {
+        let mut c = DigestChecker::new(&LedgerDigests::new(DigestPolicy::Fixed(DigestType::Dummy), b""), true).with_dummy_chains();
+        let mut entries = ledger(DigestType::Dummy, b"", 2, 4, 10);
+        // Entry 2 claims 4 more payload bytes than it holds.
+        let length = i64::from_be_bytes(entries[2][24..32].try_into().unwrap()) + 4;
+        entries[2][24..32].copy_from_slice(&length.to_be_bytes());
+        let got = verdicts(&mut c, &entries);
+        assert_eq!(got[2], (Some(DigestType::Dummy), Verdict::Mismatch, true));
+        assert_eq!(got[1], (Some(DigestType::Dummy), Verdict::Verified, false));
+    }
+
+    #[test]
+    fn groups_verify_known_types_together_and_stop_at_the_first_other() {
+        let digests = LedgerDigests::new(DigestPolicy::Auto, b"")
+            .with_ledger(6, LedgerDigestInfo { digest_type: Some(DigestType::Crc32), password: vec![] });
+        let mut c = DigestChecker::new(&digests, true);
+        let a = ledger(DigestType::Crc32c, b"", 1, 30, 5);
+        let b = ledger(DigestType::Crc32, b"", 6, 30, 5);
+        let mut mixed: Vec<Vec<u8>> = a.iter().zip(&b).flat_map(|(x, y)| [x.clone(), y.clone()]).collect();
+        let refs: Vec<&[u8]> = mixed.iter().map(Vec::as_slice).collect();
+        let mut out = [CheckedEntry { header: EntryHeader::new(0, 0, 0, 0, 0), digest_type: None, payload_at: 0, verdict: Verdict::NotAsked }; GROUP_LEN];
+        // Ledger 1 is not known yet: nothing goes in a group before its first entry is checked.
+        assert_eq!(c.check_group(&refs, &mut out), 0);
+        assert!(matches!(c.check_one(refs[0]), Outcome::Framed(CheckedEntry { verdict: Verdict::Verified, .. }, None)));
+        assert_eq!(c.check_group(&refs[1..], &mut out), GROUP_LEN);
+        assert!(out.iter().all(|e| e.verdict == Verdict::Verified));
+        mixed[20][45] ^= 1;
+        let refs: Vec<&[u8]> = mixed.iter().map(Vec::as_slice).collect();
+        assert_eq!(c.check_group(&refs[1..], &mut out), 19);
+    }
+}

@@ -1,0 +1,637 @@
+//! The one scan of a record file (an entry log or a journal), batch by batch.
+//!
+//! Where things happen, in order:
+//! - bytes come from a [`ReadAt`] source into the scan's [`Window`] (`window.rs`);
+//! - a record is *framed* by the walk of `framing.rs`, through the entry-log or
+//!   journal framing (`entry_log/scan.rs`, `journal/scan.rs`);
+//! - an entry is *verified* by the [`DigestChecker`] (`digest_check.rs`): runs of
+//!   entries whose digests verify are taken together (their CRCs computed as
+//!   interleaved streams, the walk moved past them without its look-ahead), and
+//!   everything else one step at a time;
+//! - every entry, record and damaged span becomes a *row* of a [`RowSink`] (the
+//!   Arrow readers in `arrow/file_reader.rs`), which never calls back into the scan.
+//!
+//! A file that shrinks while it is read is read up to where its data now ends and
+//! a row says it shrank; an I/O error ends the scan with a row naming the offset.
+
+use std::sync::Arc;
+
+use crate::digest_check::{CheckedEntry, DigestChecker, LookAhead, Outcome, Verdict, GROUP_LEN};
+use crate::error::{Error, ErrorKind, Result};
+use crate::files::framing::{Chain, Framing, Step};
+use crate::files::gap::{Gap, GapKind};
+use crate::files::source::ReadAt;
+use crate::files::window::{Frozen, Need, View, Window};
+use crate::ledger_digests::LedgerDigests;
+
+/// How a scan reads and checks.
+#[derive(Debug, Clone)]
+pub struct ScanSettings {
+    pub digests: LedgerDigests,
+    /// Check digests (types are inferred either way, to locate payloads).
+    pub verify: bool,
+    /// The byte range `[start, end)`; see `framing.rs` for how ranges tile.
+    pub start: u64,
+    pub end: u64,
+    /// Stop at the first damaged span or bad entry, returning it as the error.
+    pub raise: bool,
+    /// The rows of a batch keep pointing into the window (payload views): it holds
+    /// everything from the batch's first row until the batch is frozen.
+    pub retain: bool,
+}
+
+impl ScanSettings {
+    pub fn new(digests: LedgerDigests) -> Self {
+        ScanSettings { digests, verify: true, start: 0, end: u64::MAX, raise: false, retain: false }
+    }
+}
+
+/// An entry record and how its check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScannedEntry {
+    /// File offset of the record's size field.
+    pub offset: u64,
+    /// File offset of the entry's first byte.
+    pub at: usize,
+    /// The entry's length (the size field's value).
+    pub len: usize,
+    pub checked: CheckedEntry,
+}
+
+impl ScannedEntry {
+    /// The payload's span in the file, when the entry's digest type (so where its
+    /// payload starts) is known.
+    #[inline(always)]
+    pub fn payload(&self) -> Option<(usize, usize)> {
+        let skip = self.checked.payload_at as usize;
+        (skip > 0).then(|| (self.at + skip, self.len - skip))
+    }
+}
+
+/// A record that holds no entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OtherRecord<'a> {
+    LedgerKey { ledger_id: i64, master_key: &'a [u8] },
+    Fence { ledger_id: i64 },
+    ExplicitLac { ledger_id: i64, lac_blob: &'a [u8] },
+    Padding { pad_len: u32 },
+}
+
+impl OtherRecord<'_> {
+    pub const fn name(&self) -> &'static str {
+        match self {
+            OtherRecord::LedgerKey { .. } => "ledger_key",
+            OtherRecord::Fence { .. } => "fence",
+            OtherRecord::ExplicitLac { .. } => "explicit_lac",
+            OtherRecord::Padding { .. } => "padding",
+        }
+    }
+}
+
+/// A row that is not a clean entry.
+#[derive(Debug, Clone)]
+pub enum Row<'a> {
+    /// An entry whose fields are known but which is damaged (or found behind a
+    /// damaged size field): the error says how.
+    /// `message` is the `error` column's text, `kind` its `error_kind`.
+    FlaggedEntry { entry: ScannedEntry, message: String, kind: &'static str },
+    /// An entry record that does not frame as an entry under the settings.
+    UnframedEntry { offset: u64, bytes: &'a [u8], message: String, kind: &'static str },
+    Record { offset: u64, span: u64, record: OtherRecord<'a> },
+    /// A span holding no record: damage (padding and preallocated zeros give no row).
+    Damage { gap: Gap, detail: Option<String>, torn_ids: Option<(i64, i64)> },
+}
+
+/// Where a scan's rows go.
+pub(crate) trait RowSink {
+    /// Rows so far in the current batch.
+    fn rows(&self) -> usize;
+    /// Entries whose checks passed (verified, or unchecked with no damage), in file
+    /// order. `view` holds their bytes.
+    fn entries(&mut self, view: &View<'_>, run: &[ScannedEntry]);
+    /// Any other row.
+    fn row(&mut self, view: &View<'_>, row: Row<'_>);
+}
+
+/// What a record file's framing adds to the walk: the rows of records that are not
+/// entries, and what to say at the end.
+pub(crate) trait RecordFormat: Framing {
+    /// The row of a record the walk accepted that holds no entry, or `None` for
+    /// records that give no row (an entry log's ledgers map).
+    fn other_record<'a>(&self, kind: Self::Kind, offset: usize, bytes: &'a [u8]) -> Option<OtherRecord<'a>>;
+}
+
+/// How far [`RecordScan::fill`] got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fill {
+    /// The batch is full (or the window needs freeing first); more may follow.
+    More,
+    /// The scan reached the end of its range.
+    Done,
+}
+
+/// How far the scan looks ahead for an unknown ledger's type.
+const LOOK_AHEAD_BYTES: usize = 4 << 20;
+const LOOK_AHEAD_RECORDS: usize = 4096;
+const MAX_SYNC_RECORD_BYTES: usize = crate::files::framing::MAX_SYNC_RECORD;
+
+/// Plain steps the run path sits out after a run took nothing (damage, entries
+/// whose type needs inferring or that have no digest), so such files pay for its
+/// framing only now and then.
+const RUN_BACKOFF: u32 = 8;
+
+/// A scan of one file: its window, walk and checker, and the state between batches.
+pub(crate) struct RecordScan<F: RecordFormat> {
+    window: Window,
+    framing: F,
+    chain: Chain,
+    checker: DigestChecker,
+    raise: bool,
+    retain: bool,
+    /// The first byte the current batch's rows point into.
+    batch_keep: Option<usize>,
+    /// Entry bytes in the current batch.
+    batch_bytes: usize,
+    backoff: u32,
+    records: Vec<(usize, usize)>,
+    run: Vec<ScannedEntry>,
+    checked: Vec<CheckedEntry>,
+    /// The file was `len` bytes when opened and its data now ends at `at`.
+    shrank: Option<(usize, usize, String)>,
+    /// Rows to give once the walk is done (what the header promised and the file lacks).
+    trailing: Vec<(Gap, String)>,
+    /// What to say of particular damaged spans the walk reports (a damaged header's
+    /// own error), by offset and kind.
+    details: Vec<(u64, GapKind, String)>,
+    /// Where the last record ended.
+    records_end: usize,
+    /// Where the data must reach (a journal's `lastMark`).
+    expected_end: Option<usize>,
+    /// The last bytes fetched, to stop a step that could never proceed.
+    last_need: Option<Need>,
+    /// A step taken but not yet turned into a row (its record was not in the window).
+    held_step: Option<Step<F::Kind>>,
+    /// Ledgers whose type the scan looked ahead for (once each).
+    looked_ahead: std::collections::HashSet<i64>,
+    done: bool,
+}
+
+impl<F: RecordFormat> RecordScan<F> {
+    pub(crate) fn new(source: Arc<dyn ReadAt>, framing: F, chain: Chain, settings: &ScanSettings) -> Result<Self> {
+        let checker = DigestChecker::new(&settings.digests, settings.verify).with_dummy_chains();
+        let records_end = chain.position();
+        Ok(RecordScan {
+            window: Window::new(source)?,
+            framing,
+            chain,
+            checker,
+            raise: settings.raise,
+            retain: settings.retain,
+            batch_keep: None,
+            batch_bytes: 0,
+            backoff: 0,
+            records: Vec::with_capacity(GROUP_LEN),
+            run: Vec::with_capacity(GROUP_LEN),
+            checked: vec![empty_checked(); GROUP_LEN],
+            shrank: None,
+            trailing: Vec::new(),
+            details: Vec::new(),
+            records_end,
+            expected_end: None,
+            last_need: None,
+            held_step: None,
+            looked_ahead: std::collections::HashSet::new(),
+            done: false,
+        })
+    }
+
+    pub(crate) fn source(&self) -> &Arc<dyn ReadAt> {
+        self.window.source()
+    }
+
+    /// What the row of the damaged span of `kind` at `offset` says, when the walk
+    /// reports it.
+    pub(crate) fn describe(&mut self, offset: u64, kind: GapKind, detail: String) {
+        self.details.push((offset, kind, detail));
+    }
+
+    /// Adds a row to give once the walk is done.
+    pub(crate) fn add_trailing(&mut self, gap: Gap, detail: String) {
+        self.trailing.push((gap, detail));
+    }
+
+    /// The records must reach `end` (a journal's `lastMark`): a row says so at the
+    /// end of the scan when they stop short of it.
+    pub(crate) fn expect_data_to(&mut self, end: usize) {
+        self.expected_end = Some(end);
+    }
+
+    /// Bytes held in memory for the scan.
+    pub fn held(&self) -> usize {
+        self.window.held()
+    }
+
+
+    /// Appends rows to `sink` until it holds `max_rows` rows or `max_bytes` entry
+    /// bytes, or the scan ends. An error is the first damage under `raise`, or what
+    /// stopped the reads when even that cannot be a row; the rows before it are in
+    /// the sink.
+    pub fn fill(&mut self, sink: &mut dyn RowSink, max_rows: usize, max_bytes: usize) -> Result<Fill> {
+        if self.done {
+            return Ok(Fill::Done);
+        }
+        self.batch_bytes = 0;
+        if self.held_step.is_some() && !self.take_held_step(sink)? {
+            return Ok(Fill::More);
+        }
+        loop {
+            if sink.rows() >= max_rows || self.batch_bytes >= max_bytes {
+                return Ok(Fill::More);
+            }
+            if self.backoff == 0 && self.chain.in_step() && self.checker.verifies() {
+                let (rows_left, budget) = (max_rows - sink.rows(), max_bytes - self.batch_bytes);
+                match self.take_run(sink, rows_left, budget) {
+                    Ok(true) => {
+                        self.last_need = None;
+                        continue;
+                    }
+                    Ok(false) => self.backoff = RUN_BACKOFF,
+                    Err(need) => {
+                        if !self.fetch_whole(need)? {
+                            return Ok(Fill::More);
+                        }
+                        continue;
+                    }
+                }
+            }
+            self.backoff = self.backoff.saturating_sub(1);
+            let step = match self.chain.next(&self.framing, &self.window.view()) {
+                Ok(step) => {
+                    self.last_need = None;
+                    step
+                }
+                Err(need) => {
+                    if !self.fetch(need)? {
+                        return Ok(Fill::More);
+                    }
+                    continue;
+                }
+            };
+            match step {
+                Some(step) => {
+                    self.held_step = Some(step);
+                    if !self.take_held_step(sink)? {
+                        return Ok(Fill::More);
+                    }
+                }
+                None => {
+                    self.finish(sink)?;
+                    return Ok(Fill::Done);
+                }
+            }
+        }
+    }
+
+    /// The run path: the entries from the walk's position that frame without
+    /// look-ahead and whose digests verify, checked together. False when it took
+    /// none.
+    fn take_run(&mut self, sink: &mut dyn RowSink, rows_left: usize, budget: usize) -> std::result::Result<bool, Need> {
+        self.records.clear();
+        let view = self.window.view();
+        self.chain.entry_run(&self.framing, &view, rows_left.min(GROUP_LEN), budget, &mut self.records)?;
+        if self.records.is_empty() {
+            return Ok(false);
+        }
+        let mut entries: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
+        for (e, &(p, end)) in entries.iter_mut().zip(&self.records) {
+            *e = view.get(p + 4, end - p - 4).expect("a run's records are in the window");
+        }
+        let n = self.records.len();
+        let k = self.checker.check_group(&entries[..n], &mut self.checked[..n]);
+        if k == 0 {
+            return Ok(false);
+        }
+        self.run.clear();
+        for (&(p, end), checked) in self.records[..k].iter().zip(&self.checked[..k]) {
+            self.run.push(ScannedEntry { offset: p as u64, at: p + 4, len: end - p - 4, checked: *checked });
+        }
+        let (first, last) = (self.records[0].0, self.records[k - 1].1);
+        self.chain.accept_verified(first, last);
+        self.batch_keep.get_or_insert(first);
+        self.batch_bytes += last - first - 4 * k;
+        self.records_end = last;
+        sink.entries(&view, &self.run);
+        Ok(true)
+    }
+
+    /// The step the walk just took (held until its record is in the window, which
+    /// rows point into). False: the window needs the batch to end first.
+    fn take_held_step(&mut self, sink: &mut dyn RowSink) -> Result<bool> {
+        let Some(step) = self.held_step else { return Ok(true) };
+        let step = match step {
+            Step::Record { offset, end, .. } if !self.window.view().in_window(offset, end - offset) => {
+                match self.fetch_whole(Need::new(offset, end - offset)) {
+                    Ok(true) => step,
+                    Ok(false) => return Ok(false),
+                    // The file shrank under the record: what is left of it is torn.
+                    Err(e) if e.kind == ErrorKind::Truncated && !self.raise => {
+                        let now = self.window.len();
+                        let gap = Gap { offset: offset as u64, len: (now.saturating_sub(offset)) as u64, kind: GapKind::TornRecord };
+                        self.held_step = None;
+                        if gap.len > 0 {
+                            self.damage(sink, &self.window.view(), gap, None, None)?;
+                        }
+                        return Ok(true);
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            _ => step,
+        };
+        self.held_step = None;
+        self.take_step(sink, step)?;
+        Ok(true)
+    }
+
+    /// Looks at the entries after the walk's position (a few MiB, a few thousand
+    /// records) for what tells `ledger_id`'s digest type (see [`LookAhead`]).
+    /// Framing is not changed by it, only what is learned; `keep` (the entry in
+    /// question) stays in the window.
+    fn look_ahead(&mut self, ledger_id: i64, keep: usize) {
+        // (Past the range's end too: what is learned decides no framing.)
+        let mut chain = self.chain.unbounded();
+        let from = chain.position();
+        let mut learned = LookAhead::new(ledger_id);
+        let mut records = 0;
+        loop {
+            let step = match chain.next(&self.framing, &self.window.view()) {
+                Ok(Some(step)) => step,
+                Ok(None) => break,
+                Err(need) => {
+                    let far = need.at.saturating_add(need.len).saturating_sub(keep) > LOOK_AHEAD_BYTES + MAX_SYNC_RECORD_BYTES;
+                    if far || !matches!(self.window.fetch(need, keep, keep), Ok(true)) {
+                        break;
+                    }
+                    continue;
+                }
+            };
+            let Step::Record { offset, end, kind, .. } = step else { continue };
+            records += 1;
+            if records > LOOK_AHEAD_RECORDS || offset > from + LOOK_AHEAD_BYTES {
+                break;
+            }
+            if !self.framing.is_entry(kind) {
+                continue;
+            }
+            let view = self.window.view();
+            let Ok(bytes) = view.get(offset + 4, end - offset - 4) else { break };
+            if learned.consider(&mut self.checker, bytes) {
+                return;
+            }
+        }
+        learned.finish(&mut self.checker);
+    }
+
+    /// One step of the walk as a row (or none).
+    fn take_step(&mut self, sink: &mut dyn RowSink, step: Step<F::Kind>) -> Result<()> {
+        let view = self.window.view();
+        match step {
+            Step::Gap(gap) if !gap.kind.is_damage() => Ok(()),
+            Step::Gap(gap) => {
+                let torn_ids = match gap.kind {
+                    GapKind::TornRecord => torn_ids(&view, &gap),
+                    _ => None,
+                };
+                let detail = self.details.iter().find(|d| (d.0, d.1) == (gap.offset, gap.kind)).map(|d| d.2.clone());
+                self.damage(sink, &view, gap, detail, torn_ids)
+            }
+            Step::Record { offset, end, kind, reframed } if self.framing.is_entry(kind) => {
+                self.records_end = end;
+                self.batch_keep.get_or_insert(offset);
+                let bytes = view.get(offset + 4, end - offset - 4).expect("a step's record is in the window");
+                self.batch_bytes += bytes.len();
+                let mut outcome = self.checker.check_one(bytes);
+                if let Some(ledger_id) = self.checker.needs_look_ahead(&outcome) {
+                    // The first entry of a ledger seen here did not verify (damaged, or
+                    // of a type the digests cannot tell): the ledger's entries further
+                    // on may say which.
+                    if self.looked_ahead.insert(ledger_id) {
+                        self.look_ahead(ledger_id, offset);
+                        {
+                            if !self.window.view().in_window(offset, end - offset) {
+                                self.fetch_whole(Need::new(offset, end - offset))?;
+                            }
+                            let view = self.window.view();
+                            let bytes = view.get(offset + 4, end - offset - 4).expect("the record was fetched back");
+                            outcome = self.checker.check_one(bytes);
+                        }
+                    }
+                }
+                let view = self.window.view();
+                let bytes = view.get(offset + 4, end - offset - 4).expect("a step's record is in the window");
+                let scanned = |checked| ScannedEntry { offset: offset as u64, at: offset + 4, len: bytes.len(), checked };
+                match outcome {
+                    Outcome::Framed(checked, None) if !reframed => {
+                        sink.entries(&view, std::slice::from_ref(&scanned(checked)));
+                    }
+                    Outcome::Framed(checked, error) => {
+                        let (raised, message, kind) = match error {
+                            Some(e) => {
+                                let kind = if e.kind == ErrorKind::DigestMismatch { "digest_mismatch" } else { "length_mismatch" };
+                                (e.clone().at_base(offset as u64 + 4), entry_message(&e), kind)
+                            }
+                            None => (Error::corrupt(offset as u64, REFRAMED_MESSAGE), REFRAMED_MESSAGE.to_string(), "reframed"),
+                        };
+                        if self.raise {
+                            return Err(self.locate(raised));
+                        }
+                        sink.row(&view, Row::FlaggedEntry { entry: scanned(checked), message, kind });
+                    }
+                    Outcome::Unframed(error) => {
+                        if self.raise {
+                            return Err(self.locate(error.at_base(offset as u64 + 4)));
+                        }
+                        let kind = entry_error_kind(Verdict::NotAsked, Some(error.kind));
+                        sink.row(&view, Row::UnframedEntry { offset: offset as u64, bytes, message: entry_message(&error), kind });
+                    }
+                }
+                Ok(())
+            }
+            Step::Record { offset, end, kind, .. } => {
+                self.records_end = end;
+                let bytes = view.get(offset, end - offset).expect("a step's record is in the window");
+                if let Some(record) = self.framing.other_record(kind, offset, bytes) {
+                    self.batch_keep.get_or_insert(offset);
+                    sink.row(&view, Row::Record { offset: offset as u64, span: (end - offset) as u64, record });
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn damage(&self, sink: &mut dyn RowSink, view: &View<'_>, gap: Gap, detail: Option<String>, torn_ids: Option<(i64, i64)>) -> Result<()> {
+        if self.raise {
+            let kind = match gap.kind {
+                GapKind::TornRecord | GapKind::TornHeader | GapKind::Truncated | GapKind::Shrank => ErrorKind::Truncated,
+                GapKind::Unreadable => ErrorKind::Io,
+                _ => ErrorKind::Corrupt,
+            };
+            let message = match &detail {
+                Some(d) => format!("{}: {d}", gap.kind.as_str()),
+                None => gap_message(&gap),
+            };
+            return Err(self.locate(Error::new(kind, gap.offset, message)));
+        }
+        sink.row(view, Row::Damage { gap, detail, torn_ids });
+        Ok(())
+    }
+
+    /// The walk is done: what the file lacks, then how it shrank.
+    fn finish(&mut self, sink: &mut dyn RowSink) -> Result<()> {
+        self.done = true;
+        let view = self.window.view();
+        if let Some(mark) = self.expected_end.filter(|&m| m > self.records_end) {
+            let at = self.records_end;
+            let detail = format!(
+                "lastMark says this journal was written up to byte {mark}; its records end at byte {at}"
+            );
+            let gap = Gap { offset: at as u64, len: (mark - at) as u64, kind: GapKind::BeforeLastMark };
+            self.damage(sink, &view, gap, Some(detail), None)?;
+        }
+        for (gap, detail) in std::mem::take(&mut self.trailing) {
+            self.damage(sink, &view, gap, Some(detail), None)?;
+        }
+        if let Some((at, len, detail)) = self.shrank.take() {
+            let gap = Gap { offset: at as u64, len: (len - at) as u64, kind: GapKind::Shrank };
+            self.damage(sink, &view, gap, Some(detail), None)?;
+        }
+        Ok(())
+    }
+
+    /// Fetches what a step needs. False: the window cannot grow without dropping
+    /// bytes the batch's rows point into, so the batch must end first. A file that
+    /// shrank is read on up to its new end; other read errors end the scan.
+    fn fetch(&mut self, need: Need) -> Result<bool> {
+        // Every fetch makes the bytes a step asked for readable, so the step asked
+        // again gets further; the same request twice in a row would mean it cannot.
+        if self.last_need.replace(need) == Some(need) {
+            return Err(self.locate(Error::new(ErrorKind::Corrupt, need.at as u64, format!(
+                "internal: the scan asked twice for the same {} bytes at byte {}; stopping rather than looping",
+                need.len, need.at))));
+        }
+        let pos = self.chain.position();
+        let keep = if self.retain { self.batch_keep.unwrap_or(pos).min(pos) } else { pos };
+        match self.window.fetch(need, keep, pos) {
+            Ok(true) => Ok(true),
+            // The batch ends first, and the next one asks again.
+            Ok(false) => {
+                self.last_need = None;
+                Ok(false)
+            }
+            Err(e) if e.kind == ErrorKind::Truncated && self.shrank.is_none() => {
+                let old = self.window.len();
+                let now = (e.offset as usize).min(self.window.source().current_len().map_or(usize::MAX, |l| l as usize));
+                self.shrank = Some((now, old, e.detail.clone()));
+                self.window.clamp(now);
+                self.chain.clamp(now);
+                Ok(true)
+            }
+            Err(e) if self.raise => Err(self.locate(e)),
+            Err(e) => {
+                // Nothing more can be read: say where, and stop there.
+                let len = self.window.source().len() as usize;
+                let at = need.at.max(pos).min(len);
+                self.window.clamp(pos);
+                self.chain.clamp(pos);
+                self.add_trailing(Gap { offset: at as u64, len: (len - at) as u64, kind: GapKind::Unreadable }, e.message());
+                Ok(true)
+            }
+        }
+    }
+
+    /// [`RecordScan::fetch`] into the window itself: bytes rows will point into. A
+    /// file that shrank is clamped as there, and the error returned for the caller
+    /// to say what became of the record.
+    fn fetch_whole(&mut self, need: Need) -> Result<bool> {
+        let pos = self.chain.position().min(need.at);
+        let keep = if self.retain { self.batch_keep.unwrap_or(pos).min(pos) } else { pos };
+        match self.window.fetch_whole(need, keep, pos) {
+            Ok(fetched) => Ok(fetched),
+            Err(e) if e.kind == ErrorKind::Truncated && self.shrank.is_none() => {
+                let old = self.window.len();
+                let now = (e.offset as usize).min(self.window.source().current_len().map_or(usize::MAX, |l| l as usize));
+                self.shrank = Some((now, old, e.detail.clone()));
+                self.window.clamp(now);
+                self.chain.clamp(now);
+                Err(self.locate(e))
+            }
+            Err(e) => Err(self.locate(e)),
+        }
+    }
+
+    /// Ends the current batch: for payload views, the window's bytes the batch's
+    /// rows point into (the window goes on in a new buffer); otherwise the window
+    /// forgets what the scan has passed.
+    pub fn finish_batch(&mut self) -> Option<Frozen> {
+        let pos = self.chain.position();
+        self.batch_keep = None;
+        if self.retain {
+            Some(self.window.freeze(pos))
+        } else {
+            self.window.release(pos);
+            None
+        }
+    }
+
+    fn locate(&self, e: Error) -> Error {
+        match self.window.source().path() {
+            Some(p) => e.in_file(p),
+            None => e,
+        }
+    }
+}
+
+fn empty_checked() -> CheckedEntry {
+    CheckedEntry {
+        header: crate::entry::EntryHeader::new(0, 0, 0, 0, 0),
+        digest_type: None,
+        payload_at: 0,
+        verdict: Verdict::NotAsked,
+    }
+}
+
+/// The ids of a torn entry, when the part in the file holds its header.
+fn torn_ids(view: &View<'_>, gap: &Gap) -> Option<(i64, i64)> {
+    let at = gap.offset as usize + 4;
+    let n = (gap.end() as usize).saturating_sub(at).min(41);
+    let head = view.get(at, n).ok()?;
+    let (h, _) = crate::entry::HeaderView::read(head)?;
+    Some((h.ledger_id(), h.entry_id()))
+}
+
+/// What a damaged span says in the `error` column: its kind (a stable name to filter
+/// on), what that means, and its length.
+pub fn gap_message(gap: &Gap) -> String {
+    format!("{}: {} ({} bytes)", gap.kind.as_str(), gap.kind.describe(), gap.len)
+}
+
+/// The note on an entry found behind a damaged size field.
+pub const REFRAMED_MESSAGE: &str = "bad_size: the size field in front of this entry is wrong; \
+     the entry was framed by where the next record starts and its digest verifies";
+
+/// An entry's error as its row says it: what is wrong, at a byte of the entry.
+pub fn entry_message(e: &Error) -> String {
+    format!("{} at byte {} of the entry", e.message(), e.offset)
+}
+
+/// The stable name of what is wrong with an entry row, for the `error_kind` column.
+pub fn entry_error_kind(verdict: Verdict, unframed: Option<ErrorKind>) -> &'static str {
+    match (verdict, unframed) {
+        (_, Some(ErrorKind::Truncated)) => "truncated_entry",
+        (_, Some(ErrorKind::UnsupportedVersion)) => "bad_entry_version",
+        (_, Some(ErrorKind::DigestTypeMismatch)) => "digest_type_mismatch",
+        (_, Some(_)) => "bad_entry",
+        (Verdict::Mismatch, None) => "digest_mismatch",
+        _ => "bad_entry",
+    }
+}
