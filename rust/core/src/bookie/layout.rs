@@ -1,6 +1,6 @@
 //! What a bookie's files are, from their names and places, and the layout of a
-//! whole bookie directory tree (DBLEDGERSTORAGE.md §5.1; FORMATS.md §3.1, §5.1,
-//! §5.6, §6.1; ENTRY_V2.md §7-8).
+//! whole bookie directory tree (docs/formats.md#bookie-directories; each file's name and
+//! place in its own section there).
 //!
 //! The rules:
 //! - A file inside a RocksDB directory (one holding `CURRENT`, `IDENTITY` or a
@@ -44,7 +44,7 @@ pub enum FileKind {
     EntryLog { log_id: Option<i64> },
     Journal { journal_id: Option<i64> },
     /// An InterleavedLedgerStorage index file; the scope from its place
-    /// (ENTRY_V2.md §7), 0 when the place says nothing.
+    /// (docs/formats.md#index-files), 0 when the place says nothing.
     Index { scope_id: i64, ledger_id: Option<i64> },
     LastMark,
     LastId,
@@ -158,7 +158,7 @@ fn hex32_component(s: &str) -> Option<u64> {
 }
 
 /// An index file's scope from its place: `.../<scope hi>/<scope lo>/<id hi>/<id lo>/<id>.idx`
-/// for scope != 0 (ENTRY_V2.md §7), else 0. A scope-0 file's place never matches:
+/// for scope != 0 (docs/formats.md#index-files), else 0. A scope-0 file's place never matches:
 /// two levels up from it is `current`, which is not hex.
 fn index_scope(path: &Path, ledger_id: i64) -> i64 {
     let up = ancestors_names(path);

@@ -24,7 +24,7 @@ fn golden_dir() -> PathBuf {
     dir
 }
 
-/// The §8.5 vector: format 3 as `TestLedgerMetadataSerDe` has it.
+/// The format 3 vector (docs/formats.md#test-vectors), as `TestLedgerMetadataSerDe` has it.
 fn spec_v3_vector() -> Vec<u8> {
     let mut v = b"BookieMetadataFormatVersion\t3\n".to_vec();
     v.extend(hex("60 0802 1003 1800 20ffffffffffffffffff01 2801 3232"));
