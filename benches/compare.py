@@ -155,7 +155,7 @@ _V1_HEADER = struct.Struct(">qqqqI")  # ledgerId, entryId, LAC, length, CRC-32C:
 _V2_HEADER = struct.Struct(">BqqqqqI")  # flags, scope, then as V1: 45 bytes
 _V1_DIGEST_AT, _V1_PAYLOAD_AT = 32, 36
 _V2_DIGEST_AT, _V2_PAYLOAD_AT = 41, 45
-_V2_CRC32C_FLAGS = 0xA3  # versioned, format 2, digest type 3 (ENTRY_V2.md §2)
+_V2_CRC32C_FLAGS = 0xA3  # versioned, format 2, digest type 3 (docs/formats.md#ledger-entries)
 # Below this payload size copying the payload is cheaper than a memoryview
 # (measured with the crc32c wheel); above it the view avoids the copy.
 _VIEW_FROM = 16 * KiB

@@ -1,4 +1,4 @@
-"""128-bit ledger ids (ENTRY_V2.md §6-8): value, names, UUIDs, index paths, location keys."""
+"""128-bit ledger ids (docs/formats.md#128-bit-ledger-ids): value, names, UUIDs, index paths, location keys."""
 
 from __future__ import annotations
 

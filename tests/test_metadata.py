@@ -29,7 +29,7 @@ from bkcodec import (
 
 HEADER3 = b"BookieMetadataFormatVersion\t3\n"
 
-# FORMATS.md §8.5, from TestLedgerMetadataSerDe.
+# docs/formats.md#test-vectors, from TestLedgerMetadataSerDe.
 SPEC_V3 = (
     HEADER3
     + bytes.fromhex("60 0802 1003 1800 20ffffffffffffffffff01 2801 3232")

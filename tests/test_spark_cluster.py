@@ -167,7 +167,7 @@ def test_packed_environment_on_a_cluster_in_client_mode(packed_environment, book
     assert process.returncode == 0 and result, process.stderr[-3000:]
     out = json.loads(result[0][len("RESULT ") :])
     expected = [bkcodec.read_entry_log(log, password=PASSWORD).read_all() for log in sorted(bookie.logs.values())[:3]]
-    assert out["rows"] == sum(t.num_rows for t in expected) + 1  # and one row for the garbage file
+    assert out["rows"] == sum(t.num_rows for t in expected) + 2  # and the garbage file's header and body
     assert out["verified"] == sum(t.column("digest_ok").to_pylist().count(True) for t in expected)
     assert out["decoded_ok"] == 6
     # The executors ran the unpacked archive's interpreter, not this one.

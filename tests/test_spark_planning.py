@@ -25,7 +25,7 @@ def bookie(tmp_path):
         "ledgers/current/lastMark": 16,
         "ledgers/current/0/3/3.idx": 1024,
         "journal/current/18bcfe56800.txn": 700,
-        "journal/current/18bcfe56801.TXN": 700,
+        "journal/current/18bcfe56801.txn": 700,
     }
     for name, size in layout.items():
         path = tmp_path / name
@@ -37,7 +37,11 @@ def bookie(tmp_path):
 def test_kind_from_bookkeeper_file_names():
     assert files.kind_of("/x/current/1a.log") == "entrylog"
     assert files.kind_of("18bcfe56800.txn") == "journal"
-    assert files.kind_of("a/b/ff.IDX") == "index"
+    assert files.kind_of("a/b/ff.idx") == "index"
+    # Names as BookKeeper writes them, and only those (bkcodec.file_kind decides).
+    assert files.kind_of("a/b/ff.IDX") is None
+    assert files.kind_of("bookie-server.log") is None
+    assert files.name_id_of("/x/current/1a.log") == 0x1A and files.name_id_of("bookie-server.log") is None
     assert files.kind_of("lastMark") is None
     assert files.kind_of("0.log.compacting") is None
 
@@ -51,7 +55,7 @@ def test_directories_globs_and_json_lists(bookie):
     # Sorted by path (journal/ before ledgers/), each file once.
     assert [os.path.basename(p) for p in files.expand_paths(both)] == [
         "18bcfe56800.txn",
-        "18bcfe56801.TXN",
+        "18bcfe56801.txn",
         "0.log",
     ]
     assert files.expand_paths(str(bookie / "**" / "*.idx")) == [str(bookie / "ledgers/current/0/3/3.idx")]

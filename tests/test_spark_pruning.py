@@ -225,8 +225,9 @@ def test_whole_file_problems_are_one_flagged_row(bookie, tmp_path):
         ("0.log", 0, 0, 0),
         ("5.log", 5, 0, 0),
     ]
-    assert rows[0]["error"].startswith("TruncatedError: truncated: not an entry log: entry log of 0 bytes")
-    assert rows[1]["error"].startswith("FileNotFoundError")
+    assert rows[0]["error"] == "torn_header: empty file: no entry log header"
+    assert rows[0]["error_kind"] == "torn_header"
+    assert rows[1]["error"].startswith("FileNotFoundError") and rows[1]["error_kind"] == "unreadable"
 
 
 def test_named_kind_without_files_is_empty_with_a_warning(bookie):

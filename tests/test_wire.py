@@ -1,4 +1,4 @@
-"""v2 wire frames (FORMATS.md §10, §13 vectors) and the metadata RPC messages."""
+"""v2 wire frames (docs/formats.md#v2-wire-frames, #test-vectors) and the metadata RPC messages."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from bkcodec import (
     wire,
 )
 
-# Ledger 1, entry 0, LAC -1, length 5, "hello", CRC32C (§13).
+# Ledger 1, entry 0, LAC -1, length 5, "hello", CRC32C (docs/formats.md#test-vectors).
 HEADER = struct.pack(">qqqq", 1, 0, -1, 5)
 HELLO = HEADER + struct.pack(">I", crc32c(HEADER + b"hello")) + b"hello"
 KEY = hashlib.sha1(b"ledger" + b"secret").digest()

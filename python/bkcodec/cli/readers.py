@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import digest_types
 from .discover import ENTRY_LOG, JOURNAL, BookieFile
 from .errors import CliError
 from .output import Output, ProgressTask
 
-DIGEST_CHOICES = ("auto", "crc32", "crc32c", "hmac", "dummy")
+DIGEST_CHOICES = ("auto", *digest_types())
 
 
 def add_digest_options(p: argparse.ArgumentParser) -> None:

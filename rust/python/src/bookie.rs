@@ -105,9 +105,16 @@ impl PyBookieFile {
 /// `cookie`, `bookie_status`, `rocksdb` (a database directory), `rocksdb_file` (a
 /// file inside one, never an entry log whatever its name), `directory` or `other`.
 /// A file whose name says nothing is recognised by its magic; text named like an
-/// entry log, journal or index file is `other`, with a `note`.
+/// entry log, journal or index file is `other`, with a `note`; so is a FIFO or a
+/// device, which is never opened. With `sniff=False`, from the name and parent
+/// directory alone, without touching the disk (for a path that may be gone).
 #[pyfunction]
-fn file_kind(py: Python<'_>, path: PathBuf) -> PyResult<PyBookieFile> {
+#[pyo3(signature = (path, *, sniff = true))]
+fn file_kind(py: Python<'_>, path: PathBuf, sniff: bool) -> PyResult<PyBookieFile> {
+    if !sniff {
+        let kind = bookie::layout::kind_from_name(&path);
+        return Ok(PyBookieFile::from(&bookie::BookieFile { path, kind, note: None }));
+    }
     let f = py.detach(|| bookie::classify(&path)).py_err(py)?;
     Ok(PyBookieFile::from(&f))
 }

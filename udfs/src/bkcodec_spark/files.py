@@ -13,10 +13,8 @@ import functools
 import glob
 import json
 import os
-import string
 import warnings
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Iterable, Iterator
 
 import bkcodec
@@ -43,11 +41,13 @@ __all__ = [
 
 ENTRY_LOG, JOURNAL, INDEX = "entrylog", "journal", "index"
 KINDS = (ENTRY_LOG, JOURNAL, INDEX)
-# BookKeeper's own file names: <hex log id>.log, <hex journal id>.txn, <hex ledger id>.idx.
-SUFFIXES = {".log": ENTRY_LOG, ".txn": JOURNAL, ".idx": INDEX}
+# The data source's kind names for bkcodec's file kinds.
+_KIND_OF_CORE = {"entry_log": ENTRY_LOG, "journal": JOURNAL, "index": INDEX}
+# For messages only: which files are of which kind is bkcodec.file_kind's to say.
+_SUFFIX = {ENTRY_LOG: ".log", JOURNAL: ".txn", INDEX: ".idx"}
 # The column each kind's reader fills from the hex id in the file name.
 NAME_ID_COLUMN = {ENTRY_LOG: "log_id", JOURNAL: "journal_id", INDEX: "ledger_id"}
-DIGEST_TYPES = ("auto", "crc32", "crc32c", "hmac", "dummy")
+DIGEST_TYPES = ("auto", *bkcodec.digest_types())
 PAYLOADS = ("binary", "binary_view", "none")
 
 
@@ -56,21 +56,22 @@ class NoFilesWarning(UserWarning):
 
 
 def kind_of(path: str | os.PathLike) -> str | None:
-    """The kind BookKeeper's file name gives `path`, or None."""
-    return SUFFIXES.get(Path(path).suffix.lower())
+    """The kind BookKeeper's name for `path` gives it (`<hex>.log`, `.txn`, `.idx`, as
+    bkcodec.file_kind reads names; `server.log` is none), or None. By name only: a
+    file named and placed as an entry log is read as one, damaged or not."""
+    return _KIND_OF_CORE.get(bkcodec.file_kind(path, sniff=False).kind)
 
 
 def name_id_of(path: str | os.PathLike) -> int | None:
-    """The hex id in a bookie file's name (`<hex>.log`, `.txn`, `.idx`), or None."""
-    stem = Path(path).stem
-    if not stem or len(stem) > 16 or any(c not in string.hexdigits for c in stem):
-        return None
-    return int(stem, 16)
+    """The id a bookie file's name gives (`<hex>.log`, `.txn`, `.idx`, as bkcodec
+    reads BookKeeper's names), or None."""
+    found = bkcodec.file_kind(path, sniff=False)
+    return {"entry_log": found.log_id, "journal": found.journal_id, "index": found.ledger_id}.get(found.kind)
 
 
 def log_id_of(path: str | os.PathLike) -> int | None:
     """The id in an entry log's name (`<hex>.log`, as BookKeeper names them), or None."""
-    return name_id_of(path)
+    return bkcodec.file_kind(path, sniff=False).log_id
 
 
 @dataclass(frozen=True)
@@ -224,8 +225,7 @@ def list_files(paths: str | Iterable[str], kind: str, *, missing_ok: bool = Fals
     note = None
     if not listed:
         shown = paths if isinstance(paths, str) else ", ".join(map(str, paths))
-        suffix = next(s for s, k in SUFFIXES.items() if k == chosen)
-        note = f"no {chosen} files (*{suffix}) in {shown}: the result is empty"
+        note = f"no {chosen} files (*{_SUFFIX[chosen]}) in {shown}: the result is empty"
         warnings.warn(note, NoFilesWarning, stacklevel=2)
     return Listing(chosen, listed, note)
 

@@ -1,5 +1,5 @@
 //! The bookie cookie: `current/VERSION` in every journal, ledger and index directory
-//! (`Cookie.java`, DBLEDGERSTORAGE.md §5.1).
+//! (`Cookie.java`, docs/formats.md#cookies).
 //!
 //! The first line is the layout version. Version 3 follows with three plain lines
 //! (bookie host, journal dirs, ledger dirs); versions 4 and 5 with the protobuf text

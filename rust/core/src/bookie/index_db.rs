@@ -1,5 +1,5 @@
-//! Keys and values of DbLedgerStorage's RocksDB indexes (DBLEDGERSTORAGE.md §5.2-5.3,
-//! ENTRY_V2.md §8). Every integer is a big-endian i64.
+//! Keys and values of DbLedgerStorage's RocksDB indexes
+//! (docs/formats.md#dbledgerstorage-indexes). Every integer is a big-endian i64.
 //!
 //! | database | key | value |
 //! |---|---|---|

@@ -1,6 +1,6 @@
 //! What a bookie's files are, from their names and places, and the layout of a
-//! whole bookie directory tree (DBLEDGERSTORAGE.md §5.1; FORMATS.md §3.1, §5.1,
-//! §5.6, §6.1; ENTRY_V2.md §7-8).
+//! whole bookie directory tree (docs/formats.md#bookie-directories; each file's name and
+//! place in its own section there).
 //!
 //! The rules:
 //! - A file inside a RocksDB directory (one holding `CURRENT`, `IDENTITY` or a
@@ -17,13 +17,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 use super::cookie::{Cookie, COOKIE_FILE_NAME};
 use super::index_db::IndexDbRole;
 use crate::error::{Error, Result};
 use crate::files::entry_log::log_id_from_path;
+use crate::files::source::{read_vec_at, FileSource};
 use crate::files::index_file::ledger_id_from_index_path;
 use crate::files::journal::journal_id_from_path;
 
@@ -44,7 +44,7 @@ pub enum FileKind {
     EntryLog { log_id: Option<i64> },
     Journal { journal_id: Option<i64> },
     /// An InterleavedLedgerStorage index file; the scope from its place
-    /// (ENTRY_V2.md §7), 0 when the place says nothing.
+    /// (docs/formats.md#index-files), 0 when the place says nothing.
     Index { scope_id: i64, ledger_id: Option<i64> },
     LastMark,
     LastId,
@@ -158,7 +158,7 @@ fn hex32_component(s: &str) -> Option<u64> {
 }
 
 /// An index file's scope from its place: `.../<scope hi>/<scope lo>/<id hi>/<id lo>/<id>.idx`
-/// for scope != 0 (ENTRY_V2.md §7), else 0. A scope-0 file's place never matches:
+/// for scope != 0 (docs/formats.md#index-files), else 0. A scope-0 file's place never matches:
 /// two levels up from it is `current`, which is not hex.
 fn index_scope(path: &Path, ledger_id: i64) -> i64 {
     let up = ancestors_names(path);
@@ -203,10 +203,30 @@ pub fn kind_from_name(path: &Path) -> FileKind {
     FileKind::Other
 }
 
-fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
-    let mut head = Vec::with_capacity(SNIFF_LEN);
-    fs::File::open(path)?.take(SNIFF_LEN as u64).read_to_end(&mut head)?;
-    Ok(head)
+/// The first bytes of a regular file. Through the readers' own source, whose open
+/// never blocks (a FIFO put in place after the listing is refused, not waited on).
+fn read_head(path: &Path) -> Result<Vec<u8>> {
+    read_vec_at(&FileSource::open(path)?, 0, SNIFF_LEN)
+}
+
+/// A FIFO, device or socket in a bookie's directories: listed as `Other` with a
+/// note, never opened (opening a FIFO to sniff it would wait for a writer).
+fn special_file(path: &Path, meta: &fs::Metadata) -> Option<BookieFile> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    let what = if t.is_file() || t.is_dir() {
+        return None;
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    };
+    let note = format!("{what}, not a regular file: not read");
+    Some(BookieFile { path: path.to_path_buf(), kind: FileKind::Other, note: Some(note) })
 }
 
 fn is_text(head: &[u8]) -> bool {
@@ -261,11 +281,14 @@ pub fn classify(path: &Path) -> Result<BookieFile> {
             return found(FileKind::RocksDbFile { role: file_name(parent).and_then(IndexDbRole::from_name) });
         }
     }
+    if let Some(special) = special_file(path, &meta) {
+        return Ok(special);
+    }
     let kind = kind_from_name(path);
     if kind != FileKind::Other {
         return Ok(check_content(path, kind));
     }
-    let head = read_head(path).map_err(|e| Error::io(path, 0, &e))?;
+    let head = read_head(path)?;
     let by_magic = match head.get(..4) {
         Some(m) if m == ENTRY_LOG_MAGIC => FileKind::EntryLog { log_id: None },
         Some(m) if m == JOURNAL_MAGIC => FileKind::Journal { journal_id: None },
@@ -418,10 +441,11 @@ impl Walk {
             let path = dir.join(&name);
             match fs::metadata(&path) {
                 Ok(m) if m.is_dir() => self.dir(&path, in_db),
-                Ok(_) => {
-                    let file = match in_db {
-                        Some(role) => BookieFile { path, kind: FileKind::RocksDbFile { role }, note: None },
-                        None => check_content(&path, kind_from_name(&path)),
+                Ok(m) => {
+                    let file = match (in_db, special_file(&path, &m)) {
+                        (_, Some(special)) => special,
+                        (Some(role), None) => BookieFile { path, kind: FileKind::RocksDbFile { role }, note: None },
+                        (None, None) => check_content(&path, kind_from_name(&path)),
                     };
                     self.files.push(file);
                 }
@@ -714,6 +738,25 @@ mod tests {
         assert_eq!(classify(&loose).unwrap().kind, FileKind::Journal { journal_id: None });
         assert_eq!(classify(&t.file("x/notes.bin", b"hello")).unwrap().kind, FileKind::Other);
         assert!(classify(&t.0.join("x/none")).is_err());
+    }
+
+    /// A FIFO named like an entry log is listed, never opened: opening it to sniff
+    /// its magic would wait forever for a writer.
+    #[test]
+    fn fifos_are_listed_not_opened() {
+        let t = TempDir::new("fifo");
+        t.file("bk/current/0.log", b"BKLO");
+        let fifo = t.0.join("bk/current/3.log");
+        let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let f = classify(&fifo).unwrap();
+        assert_eq!(f.kind, FileKind::Other);
+        assert!(f.note.unwrap().contains("FIFO"));
+        let layout = discover(&t.0.join("bk")).unwrap();
+        let logs: Vec<_> = layout.files.iter().filter(|f| matches!(f.kind, FileKind::EntryLog { .. })).collect();
+        assert_eq!(logs.len(), 1, "{:?}", layout.files);
+        assert!(layout.notes.iter().any(|n| n.contains("3.log") && n.contains("FIFO")), "{:?}", layout.notes);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Ledger metadata as BookKeeper stores it in ZooKeeper or etcd (FORMATS.md §8):
+//! Ledger metadata as BookKeeper stores it in ZooKeeper or etcd (docs/formats.md#ledger-metadata):
 //! a text header line naming the format version, then format 1 (tab/newline text),
 //! 2 (protobuf text format) or 3 (varint-delimited binary protobuf).
 //!
@@ -75,7 +75,7 @@ pub struct Ensemble {
     pub bookies: Vec<BookieId>,
 }
 
-/// Decoded ledger metadata, with the meaning BookKeeper gives each field (§8.6).
+/// Decoded ledger metadata, with the meaning BookKeeper gives each field (docs/formats.md#ledger-metadata).
 ///
 /// The model is canonical: fields BookKeeper ignores are normalised the way it
 /// normalises them, so `decode(encode(m)) == m` for every valid `m`.

@@ -1,4 +1,4 @@
-//! Metadata format 2: `LedgerMetadataFormat` in protobuf text format (FORMATS.md §8.4).
+//! Metadata format 2: `LedgerMetadataFormat` in protobuf text format (docs/formats.md#ledger-metadata).
 //!
 //! The printer writes what protobuf-java's `TextFormat` prints: set fields in
 //! field-number order, `name: value` lines, nested messages as `name {` ... `}` with

@@ -1,4 +1,4 @@
-//! Bookie wire formats: the framing every message uses (FORMATS.md §10.1), the v2
+//! Bookie wire formats: the framing every message uses (docs/formats.md#v2-wire-frames), the v2
 //! binary protocol ([`v2`]) and the metadata RPC messages of the thin-client
 //! proposal ([`rpc`]).
 

@@ -93,7 +93,7 @@ def add_read_arguments(p: argparse.ArgumentParser, kinds: tuple[str, ...] = ("au
     )
     p.add_argument(
         "--digest-type",
-        choices=("auto", "crc32", "crc32c", "hmac", "dummy"),
+        choices=files.DIGEST_TYPES,
         default="auto",
         help="the ledgers' digest type (default: inferred per ledger)",
     )
