@@ -1,7 +1,7 @@
 """Pulsar data written independently of bkcodec's decoder, for the Pulsar tests.
 
 Protobuf is encoded by hand here (varints and length-delimited fields, proto2 field
-numbers from PulsarApi.proto and MLDataFormats.proto, shared/spec/PULSAR.md), the
+numbers from PulsarApi.proto and MLDataFormats.proto, docs/pulsar.md), the
 CRC-32C comes from the ``crc32c`` wheel and the codecs from ``lz4``, ``zstandard``,
 ``cramjam`` and Python's ``zlib`` (``Z_SYNC_FLUSH`` and no final block, as Java's
 ``Deflater`` writes Pulsar's ZLIB payloads). Bookie directories are written with

@@ -28,7 +28,7 @@ def errors(batch):
 
 
 def test_the_spec_vector_is_what_the_encoder_writes_and_decodes():
-    # PULSAR.md §1.2: checksum, 12-byte metadata {producer "p", sequence 0, publish 1700000000000}, "hello".
+    # docs/pulsar.md#test-vectors: checksum, 12-byte metadata {producer "p", sequence 0, publish 1700000000000}, "hello".
     spec = bytes.fromhex("0e01cf85822f0000000c0a017010001880d095ffbc3168656c6c6f")
     assert pc.frame(pc.message_metadata("p", 0, 1_700_000_000_000), b"hello") == spec
     bem = bytes.fromhex("0e020000000908fbd095ffbc311000")

@@ -11,7 +11,7 @@ One row per message (a batch entry gives one row per message in it): ids, the
 message's metadata, the broker's entry metadata, the payload decompressed, and
 ``error`` for what could not be read (``on_error="flag"``, the default; ``"raise"``
 raises the typed error naming the entry and byte offset). The byte layouts are
-those of shared/spec/PULSAR.md, as Pulsar's Java code writes them.
+those of docs/pulsar.md, as Pulsar's Java code writes them.
 """
 
 from __future__ import annotations

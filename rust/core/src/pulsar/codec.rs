@@ -1,4 +1,4 @@
-//! Pulsar's four payload codecs (PULSAR.md §1.7), as Java producers write them.
+//! Pulsar's four payload codecs (docs/pulsar.md#payload-codecs), as Java producers write them.
 //!
 //! No codec carries its own length: the output size is `uncompressed_size` from the
 //! metadata, and the output must be exactly that long. That size comes from the

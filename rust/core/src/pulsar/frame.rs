@@ -1,4 +1,4 @@
-//! The framing of one stored Pulsar entry (PULSAR.md §1.2), read as
+//! The framing of one stored Pulsar entry (docs/pulsar.md#pulsar-entries), read as
 //! `Commands.parseMessageMetadata` reads it:
 //!
 //! ```text
@@ -152,7 +152,7 @@ mod tests {
         (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
     }
 
-    /// PULSAR.md §1.2's test vector: checksum, 12-byte metadata, payload `hello`.
+    /// docs/pulsar.md#test-vectors: checksum, 12-byte metadata, payload `hello`.
     const PLAIN: &str = "0e01 cf85822f 0000000c 0a0170 1000 1880d095ffbc31 68656c6c6f";
 
     #[test]

@@ -1,4 +1,4 @@
-//! The metadata-store values that map a topic to its ledgers (PULSAR.md §2):
+//! The metadata-store values that map a topic to its ledgers (docs/pulsar.md#managed-ledger-metadata):
 //! `ManagedLedgerInfo` at `/managed-ledgers/<name>` and `ManagedCursorInfo` at
 //! `/managed-ledgers/<name>/<cursor>`, in the three encodings Pulsar has written:
 //!

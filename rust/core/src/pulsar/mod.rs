@@ -1,4 +1,4 @@
-//! Apache Pulsar data in BookKeeper entries (shared/spec/PULSAR.md): the messages of
+//! Apache Pulsar data in BookKeeper entries (docs/pulsar.md): the messages of
 //! a topic's entries, and which topic owns which ledgers.
 //!
 //! - [`frame`]: one stored entry's framing (broker metadata, checksum, metadata).

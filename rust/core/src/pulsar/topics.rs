@@ -1,4 +1,4 @@
-//! Which topic owns which ledgers, offline (PULSAR.md §2): from the topics'
+//! Which topic owns which ledgers, offline (docs/pulsar.md#ledger-owners): from the topics'
 //! `/managed-ledgers` znodes (the ledger lists of `ManagedLedgerInfo`, the cursor
 //! ledgers of `ManagedCursorInfo`) and from the custom metadata Pulsar writes into
 //! every ledger's own metadata (`application`, `component`, `pulsar/managed-ledger`,
