@@ -124,6 +124,11 @@ def test_export_topic_usage_errors_are_one_line_and_start_no_spark(bookie, tmp_p
         assert err.startswith("job: error: ") and err.count("\n") == 1 and message in err, err
 
 
+def test_ledger_spans_give_the_data_source_ranges():
+    assert export_topic.ledger_spans({10, 11, 12, 20, 7}) == "7,10:13,20"
+    assert export_topic.ledger_spans({5}) == "5"
+
+
 def test_export_topic_as_run(bookie, tmp_path):
     # As a user runs it: --help, and an error in one line on stderr (no Spark started).
     def job(*args):

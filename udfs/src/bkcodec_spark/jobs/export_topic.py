@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bkcodec_spark import files
 from bkcodec_spark.jobs import common
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None, *, spark: SparkSession | None = None) ->
     p.add_argument("--no-payload", action="store_true", help="leave payloads out")
     p.add_argument(
         "--digest-type",
-        choices=("auto", "crc32", "crc32c", "hmac", "dummy"),
+        choices=files.DIGEST_TYPES,
         default="auto",
         help="the ledgers' digest type (default: each ledger's own, from the metadata, else inferred)",
     )
@@ -63,20 +64,20 @@ def main(argv: list[str] | None = None, *, spark: SparkSession | None = None) ->
         raise common.JobError(f"{missing[0]}: no such file or directory")
     try:
         table = bkcodec.pulsar.topic_ledgers(dump)
-        files = bkcodec.pulsar.bookie_files(args.paths)
+        inputs = bkcodec.pulsar.bookie_files(args.paths)
     except (OSError, ValueError) as error:
         raise common.JobError(str(error)) from None
     ledgers = bkcodec.pulsar.ledgers_of_topic(table, args.topic)
     if not ledgers:
         what = f"no ledgers of topic {args.topic!r}" if args.topic else "no topic ledgers"
         raise common.JobError(f"{what} in {dump}")
-    if not files:
+    if not inputs:
         raise common.JobError(f"no entry logs or journals in {' '.join(args.paths)}")
     args.ledger_metadata = str(dump / "ledgers") if (dump / "ledgers").is_dir() else ""
 
     session = spark or common.spark_session("bkcodec export Pulsar topic", args.master, args.conf)
     try:
-        written, flagged = export(session, args, table, ledgers, files)
+        written, flagged = export(session, args, table, ledgers, inputs)
     finally:
         if spark is None:
             session.stop()
@@ -85,8 +86,20 @@ def main(argv: list[str] | None = None, *, spark: SparkSession | None = None) ->
     return common.EXIT_FINDINGS if flagged else common.EXIT_OK
 
 
-def export(spark: SparkSession, args, table, ledgers: set[int], files) -> tuple[int, int]:
-    """Writes the messages of `ledgers` found in `files`: (rows written, rows flagged)."""
+def ledger_spans(ids: set[int]) -> str:
+    """The data source's `ledgerId` option for `ids`: runs of ids as `START:END` ranges."""
+    spans = []
+    for i in sorted(ids):
+        if spans and spans[-1][1] == i:
+            spans[-1][1] = i + 1
+        else:
+            spans.append([i, i + 1])
+    return ",".join(str(a) if b == a + 1 else f"{a}:{b}" for a, b in spans)
+
+
+def export(spark: SparkSession, args, table, ledgers: set[int], inputs) -> tuple[int, int]:
+    """Writes the messages of `ledgers` found in `inputs` (`bookie_files`' pairs):
+    (rows written, rows flagged)."""
     from functools import reduce
 
     from pyspark.sql import DataFrame, Observation, functions as F
@@ -95,10 +108,10 @@ def export(spark: SparkSession, args, table, ledgers: set[int], files) -> tuple[
 
     # Only the columns the decoder reads, only the topic's ledgers: entry logs whose
     # ledgers map lacks them are not read at all.
-    ledger_ids = ",".join(str(i) for i in sorted(ledgers))
+    ledger_ids = ledger_spans(ledgers)
     frames = []
-    for kind, reader_kind in (("entry_log", "entrylog"), ("journal", "journal")):
-        paths = [str(path) for path, k in files if k == kind]
+    for kind, reader_kind in (("entry_log", files.ENTRY_LOG), ("journal", files.JOURNAL)):
+        paths = [str(path) for path, k in inputs if k == kind]
         if paths:
             read = [c for c in INPUT_COLUMNS if c != "record_type" or kind == "journal"]
             reader = common.bookkeeper_reader(
