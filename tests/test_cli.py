@@ -143,6 +143,31 @@ def by_relative_path(report_files, root: Path) -> dict[str, dict]:
     return {Path(f["path"]).relative_to(root).as_posix(): f for f in report_files}
 
 
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--offset", "99999999999999999999999:"), "argument --offset: range start: 99999999999999999999999 is out of range"),
+        (("--ledger", "9223372036854775808"), "argument --ledger: value: 9223372036854775808 is out of range"),
+        (("--entry=-9223372036854775809:",), "argument --entry: range start"),
+        (("--limit", "-1"), "argument --limit: must be 0 or more"),
+    ],
+)
+def test_dump_argument_errors_name_the_argument(sample, args, needle):
+    # Issue 13, small items: these printed "internal error: OverflowError/TypeError", or nothing.
+    r = run_cli("dump", sample.root, *args)
+    assert_one_line_error(r, needle)
+    assert "internal error" not in r.stderr
+
+
+def test_dump_ranges_reach_the_ends_of_64_bits(sample):
+    # The largest id, and an excluded end just past it, are ranges, not errors.
+    assert run_cli("dump", sample.root, "--ledger", "9223372036854775807").returncode == 0
+    bounded = run_cli("dump", sample.root, "--entry", "0:9223372036854775808", "--json")
+    unbounded = run_cli("dump", sample.root, "--entry", "0:", "--json")
+    assert bounded.returncode == unbounded.returncode == 0
+    assert bounded.stdout == unbounded.stdout and bounded.stdout.count("\n") > 50
+
+
 def test_sample_manifest_is_saved(sample):
     saved = json.loads((sample.root / MANIFEST_NAME).read_text())
     assert saved == json.loads(json.dumps(sample.to_json()))

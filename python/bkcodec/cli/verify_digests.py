@@ -19,7 +19,7 @@ from .readers import (
     progress_over,
 )
 from .index_check import IndexReport, ScannedEntries, check_layouts
-from .ranges import LedgerSelection, add_ledger_option
+from .ranges import LedgerSelection, add_ledger_option, non_negative
 from .scan_stats import FileTally, check_ledgers_map, ledgers_map_problem
 
 
@@ -55,7 +55,7 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or bookie directories")
     p.add_argument(
         "--max-failures",
-        type=int,
+        type=non_negative,
         default=MAX_FAILURES_SHOWN,
         metavar="N",
         help=f"list at most N failures (default {MAX_FAILURES_SHOWN}; 0 lists all; --json always lists all)",
