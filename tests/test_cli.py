@@ -143,6 +143,31 @@ def by_relative_path(report_files, root: Path) -> dict[str, dict]:
     return {Path(f["path"]).relative_to(root).as_posix(): f for f in report_files}
 
 
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--offset", "99999999999999999999999:"), "argument --offset: range start: 99999999999999999999999 is out of range"),
+        (("--ledger", "9223372036854775808"), "argument --ledger: value: 9223372036854775808 is out of range"),
+        (("--entry=-9223372036854775809:",), "argument --entry: range start"),
+        (("--limit", "-1"), "argument --limit: must be 0 or more"),
+    ],
+)
+def test_dump_argument_errors_name_the_argument(sample, args, needle):
+    # Issue 13, small items: these printed "internal error: OverflowError/TypeError", or nothing.
+    r = run_cli("dump", sample.root, *args)
+    assert_one_line_error(r, needle)
+    assert "internal error" not in r.stderr
+
+
+def test_dump_ranges_reach_the_ends_of_64_bits(sample):
+    # The largest id, and an excluded end just past it, are ranges, not errors.
+    assert run_cli("dump", sample.root, "--ledger", "9223372036854775807").returncode == 0
+    bounded = run_cli("dump", sample.root, "--entry", "0:9223372036854775808", "--json")
+    unbounded = run_cli("dump", sample.root, "--entry", "0:", "--json")
+    assert bounded.returncode == unbounded.returncode == 0
+    assert bounded.stdout == unbounded.stdout and bounded.stdout.count("\n") > 50
+
+
 def test_sample_manifest_is_saved(sample):
     saved = json.loads((sample.root / MANIFEST_NAME).read_text())
     assert saved == json.loads(json.dumps(sample.to_json()))
@@ -246,6 +271,64 @@ def test_verify_without_metadata_says_what_it_could_not_check(clean_sample):
     assert run_json("verify", log, "--strict", expect=1)["failures"] == []
     report = run_json("verify", log, "--password", "secret", "--strict")
     assert report["summary"]["unchecked"] == 0 and report["summary"]["digest_ok"] == len(want)
+
+
+def test_verify_compares_journals_with_last_mark(clean_sample, tmp_path):
+    # Issue 13, item 6: a journal whose last records were zeroed reads as a clean
+    # journal with a zero tail; the bookie's lastMark says data was written past it.
+    root = tmp_path / "bookie"
+    shutil.copytree(clean_sample.root, root)
+    args = ("verify", root, "--metadata", clean_sample.metadata_dir)
+    assert run_json(*args)["clean"] is True
+    [journal] = sorted((root / "journal").rglob("*.txn"))
+    marks = sorted(root.rglob("lastMark"))
+    mark = bkcodec.read_last_mark(marks[0])
+    assert mark.journal_id == int(journal.stem, 16) and 0 < mark.offset <= journal.stat().st_size
+    # Zero the journal from the start of its last record before the mark: what is
+    # left is a well-formed journal that simply ends early.
+    offsets = bkcodec.read_journal(journal, payload="none").read_all().column("offset").to_pylist()
+    cut = max(o for o in offsets if o < mark.offset)
+    data = bytearray(journal.read_bytes())
+    data[cut:] = bytes(len(data) - cut)
+    journal.write_bytes(bytes(data))
+    report = run_json(*args, expect=1)
+    problems = [(f["file"], f["problem"]) for f in report["failures"]]
+    assert (str(journal), "before_last_mark") in problems, problems
+    # Without the lastMark files the zeroed tail is not known to be a loss.
+    for m in marks:
+        m.unlink()
+    assert run_json(*args)["clean"] is True
+
+
+def test_verify_and_inspect_fail_on_a_wrong_ledgers_map(tmp_path):
+    # Issue 13, item 5: a map that parses but lies (ledger sizes swapped between two
+    # ledgers, total unchanged) and one that cannot be used (a size past the data).
+    log = tmp_path / "0.log"
+    with bkcodec.EntryLogWriter(log, 0) as w:
+        for i in range(6):
+            w.add_entry(bkcodec.encode_entry(1 + i % 2, i // 2, -1, 0, bytes(100 + i), digest_type="crc32c"))
+    assert run_json("verify", log)["clean"] is True
+    assert run_cli("inspect", log).returncode == 0
+    good = log.read_bytes()
+    at = bkcodec.entry_log_header(log).ledgers_map_offset + 24  # the first (ledger, bytes) pair
+    size = lambda k: at + 16 * k + 8  # noqa: E731
+    lying = bytearray(good)
+    for k, delta in ((0, 1), (1, -1)):
+        value = int.from_bytes(lying[size(k) : size(k) + 8], "big") + delta
+        lying[size(k) : size(k) + 8] = value.to_bytes(8, "big")
+    log.write_bytes(bytes(lying))
+    assert bkcodec.ledgers_map(log).source == "map"
+    report = run_json("verify", log, expect=1)
+    [failure] = report["failures"]
+    assert failure["problem"] == "ledgers_map" and "disagrees with the entries for 2 ledgers" in failure["error"]
+    assert report["files"][0]["ledgers_map"] == {"present": True, "source": "map", "consistent": False}
+    assert run_cli("inspect", log, "--json").returncode == 1
+    unusable = bytearray(good)
+    unusable[size(0) : size(0) + 8] = (1 << 40).to_bytes(8, "big")
+    log.write_bytes(bytes(unusable))
+    [failure] = run_json("verify", log, expect=1)["failures"]
+    assert failure["problem"] == "ledgers_map" and "unusable" in failure["error"]
+    assert run_cli("inspect", log).returncode == 1
 
 
 def test_verify_wrong_digest_type_for_index_lac(clean_sample):

@@ -24,7 +24,7 @@ LAST_ID = "last_id"
 
 KINDS = (ENTRY_LOG, JOURNAL, INDEX, LAST_MARK, LAST_ID)
 
-__all__ = ["BookieFile", "Discovery", "KINDS", "classify", "discover", "find_bookie_files"]
+__all__ = ["BookieFile", "Discovery", "KINDS", "classify", "discover", "find_bookie_files", "journal_marks"]
 
 
 def _words(kind: str) -> str:
@@ -62,6 +62,29 @@ class Discovery:
     @property
     def databases(self) -> list:
         return [db for layout in self.layouts for db in layout.databases]
+
+
+def journal_marks(layouts: Iterable[BookieLayout]) -> dict[str, int]:
+    """For each journal a bookie's `lastMark` names, the offset it names there (by the
+    journal's real path). BookKeeper replays from the largest mark its ledger
+    directories hold; a mark past the journal's data means lost writes."""
+    from .. import read_last_mark
+
+    marks: dict[str, int] = {}
+    for layout in layouts:
+        found = []
+        for f in layout.files_of(LAST_MARK):
+            try:
+                found.append(read_last_mark(f.path))
+            except (OSError, ValueError):
+                pass  # verify reports the lastMark file itself
+        if not found:
+            continue
+        mark = max(found)
+        for j in layout.journals:
+            if j.journal_id == mark.journal_id:
+                marks[os.path.realpath(j.path)] = mark.offset
+    return marks
 
 
 def _check_readable(path: Path) -> None:

@@ -12,7 +12,7 @@ from .. import BookKeeperFormatError
 from .discover import ENTRY_LOG, INDEX, JOURNAL, BookieFile, discover, find_bookie_files
 from .errors import EXIT_OK, CliError
 from .output import Output, encode_payload, to_json
-from .ranges import add_ledger_option, mask, parse_offset_range, parse_spans
+from .ranges import add_ledger_option, mask, non_negative, parse_offset_range, parse_spans
 from .readers import add_digest_options, batches_with_progress, digest_options, file_size, open_reader
 
 TABLE_PAYLOAD_BYTES = 32
@@ -51,7 +51,7 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         help="payload encoding (default hex; tables show the first %d bytes unless --full)" % TABLE_PAYLOAD_BYTES,
     )
     p.add_argument("--full", action="store_true", help="tables show whole payloads")
-    p.add_argument("--limit", type=int, metavar="N", help="stop after N rows")
+    p.add_argument("--limit", type=non_negative, metavar="N", help="stop after N rows")
     p.add_argument("--no-verify", action="store_true", help="do not check digests (digest_ok is then null)")
     p.add_argument("--scan", action="store_true", help="read every file even where an index says where the entries are")
     add_digest_options(p)

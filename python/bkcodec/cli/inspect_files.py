@@ -6,10 +6,10 @@ import argparse
 from typing import Any
 
 from .discover import ENTRY_LOG, INDEX, JOURNAL, LAST_ID, LAST_MARK, BookieFile, discover
-from .errors import EXIT_OK
+from .errors import EXIT_DAMAGE, EXIT_OK
 from .output import Output
 from .readers import DigestOptions, batches_with_progress, file_size, open_reader, progress_over
-from .scan_stats import FileTally
+from .scan_stats import FileTally, check_ledgers_map, ledgers_map_problem
 
 LEDGER_ROWS_SHOWN = 20
 
@@ -23,7 +23,8 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         "(entry logs *.log, journals *.txn, index files *.idx, lastMark, lastId). For a "
         "directory, also the bookie: its storage (DbLedgerStorage or "
         "InterleavedLedgerStorage), cookie, directories, and per index database the "
-        "ledgers, entries and live key range.",
+        "ledgers, entries and live key range. Exit codes: 0, or 1 when a rolled entry "
+        "log's ledgers map is unusable or disagrees with its entries; 2 usage or I/O error.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or bookie directories")
     p.add_argument(
@@ -62,7 +63,7 @@ def _ledger_order(item):
 
 
 def inspect_entry_log(f: BookieFile, task, base: int) -> dict[str, Any]:
-    from .. import entry_log_header, ledgers_map
+    from .. import entry_log_header
 
     info: dict[str, Any] = {}
     try:
@@ -78,28 +79,7 @@ def inspect_entry_log(f: BookieFile, task, base: int) -> dict[str, Any]:
         h = None
     scanned, tally = inspect_scanned(f, task, base)
     info.update(scanned)
-    lmap: dict[str, Any] = {"present": bool(h is not None and h.has_ledgers_map)}
-    try:
-        m = ledgers_map(f.path)
-        from_trailer = m.source != "scan"
-        lmap["source"] = m.source
-        if m.fallback_reason:
-            lmap["fallback_reason"] = m.fallback_reason
-        if from_trailer:
-            listed = {int(k): int(v) for k, v in m.ledgers.items()}
-            scanned_bytes = tally.bytes_by_ledger_id()
-            mismatches = [
-                {"ledger_id": lid, "map_bytes": listed.get(lid), "scanned_bytes": scanned_bytes.get(lid)}
-                for lid in sorted(set(listed) | set(scanned_bytes))
-                if listed.get(lid) != scanned_bytes.get(lid)
-            ]
-            lmap["ledgers"] = len(listed)
-            lmap["consistent"] = not mismatches and (h is None or h.ledgers_count == len(listed))
-            lmap["mismatches"] = mismatches
-        else:
-            lmap["consistent"] = None
-    except ValueError as err:
-        lmap.update(source=None, consistent=False, error=_error_text(err))
+    lmap = check_ledgers_map(f.path, h, tally, _error_text)
     info["ledgers_map"] = lmap
     return info
 
@@ -183,7 +163,10 @@ def run(args: argparse.Namespace, out: Output) -> int:
         for bookie in bookies:
             print_bookie(out, bookie)
         print_report(out, results, args.all_ledgers)
-    return EXIT_OK
+    # A rolled log's map is what BookKeeper's garbage collector and compaction trust
+    # to tell which ledgers it holds: one that is unusable or wrong is damage.
+    bad_maps = [r for r in results if r.get("ledgers_map") and ledgers_map_problem(r["ledgers_map"])]
+    return EXIT_DAMAGE if bad_maps else EXIT_OK
 
 
 def _cookie_json(cookie: Any) -> dict[str, Any]:

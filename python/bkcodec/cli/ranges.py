@@ -19,11 +19,31 @@ class Span:
         return f"{'' if self.start is None else self.start}:{'' if self.end is None else self.end}"
 
 
-def _int(text: str, what: str) -> int:
+# Ids and offsets are signed 64-bit in BookKeeper's files.
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _int(text: str, what: str, upper: int = INT64_MAX) -> int:
     try:
-        return int(text, 0)
+        value = int(text, 0)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{what}: not an integer: {text!r}") from None
+    if not INT64_MIN <= value <= upper:
+        raise argparse.ArgumentTypeError(f"{what}: {text} is out of range (ids and offsets are signed 64-bit)")
+    return value
+
+
+def _span(start: int | None, end: int | None) -> Span:
+    # An end past the largest 64-bit value bounds nothing.
+    return Span(start, None if end is not None and end > INT64_MAX else end)
+
+
+def non_negative(text: str) -> int:
+    """An argparse `type` for counts such as --limit."""
+    value = _int(text, "count")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
 
 
 def parse_spans(text: str) -> tuple[Span, ...]:
@@ -36,13 +56,13 @@ def parse_spans(text: str) -> tuple[Span, ...]:
         if ":" in part:
             lo, _, hi = part.partition(":")
             start = _int(lo, "range start") if lo.strip() else None
-            end = _int(hi, "range end") if hi.strip() else None
+            end = _int(hi, "range end", INT64_MAX + 1) if hi.strip() else None  # excluded
             if start is not None and end is not None and end <= start:
                 raise argparse.ArgumentTypeError(f"empty range {part!r}: the end is excluded and must be above the start")
-            spans.append(Span(start, end))
+            spans.append(_span(start, end))
         else:
             v = _int(part, "value")
-            spans.append(Span(v, v + 1))
+            spans.append(_span(v, v + 1))
     return tuple(spans)
 
 

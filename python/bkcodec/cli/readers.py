@@ -76,8 +76,10 @@ def open_reader(
     payload: str = "none",
     start: int | None = None,
     end: int | None = None,
+    last_mark: int | None = None,
 ):
-    """The library's RecordBatchReader over an entry log's or a journal's rows."""
+    """The library's RecordBatchReader over an entry log's or a journal's rows
+    (`last_mark`: the offset the bookie's lastMark names in this journal)."""
     from .. import read_entry_log, read_journal
 
     options: dict[str, Any] = dict(verify=verify, payload=payload, on_error="flag", start=start, end=end)
@@ -85,7 +87,7 @@ def open_reader(
     if f.kind == ENTRY_LOG:
         return read_entry_log(f.path, **options)
     if f.kind == JOURNAL:
-        return read_journal(f.path, **options)
+        return read_journal(f.path, last_mark=last_mark, **options)
     raise ValueError(f"{f.path}: a {f.kind} has no entries to read")
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
-from .discover import ENTRY_LOG, INDEX, JOURNAL, LAST_ID, LAST_MARK, BookieFile, discover
+from .discover import ENTRY_LOG, INDEX, JOURNAL, LAST_ID, LAST_MARK, BookieFile, discover, journal_marks
 from .errors import EXIT_DAMAGE, EXIT_OK
 from .output import Output
 from .readers import (
@@ -18,8 +19,8 @@ from .readers import (
     progress_over,
 )
 from .index_check import IndexReport, ScannedEntries, check_layouts
-from .ranges import LedgerSelection, add_ledger_option
-from .scan_stats import FileTally
+from .ranges import LedgerSelection, add_ledger_option, non_negative
+from .scan_stats import FileTally, check_ledgers_map, ledgers_map_problem
 
 
 MAX_FAILURES_SHOWN = 50
@@ -54,7 +55,7 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or bookie directories")
     p.add_argument(
         "--max-failures",
-        type=int,
+        type=non_negative,
         default=MAX_FAILURES_SHOWN,
         metavar="N",
         help=f"list at most N failures (default {MAX_FAILURES_SHOWN}; 0 lists all; --json always lists all)",
@@ -80,14 +81,25 @@ def verify_scanned(
     base: int,
     ledgers: LedgerSelection | None = None,
     scanned: ScannedEntries | None = None,
+    last_mark: int | None = None,
 ) -> tuple[dict[str, Any], list[dict]]:
     tally = FileTally()
-    for batch in batches_with_progress(open_reader(f, digests, verify=True, payload="none"), task, base):
-        # The index is checked against every entry the logs hold, whatever --ledger says.
+    # The ledgers map is checked against every entry the log holds, whatever --ledger says.
+    whole = FileTally() if ledgers is not None and f.kind == ENTRY_LOG else tally
+    reader = open_reader(f, digests, verify=True, payload="none", last_mark=last_mark)
+    for batch in batches_with_progress(reader, task, base):
+        # So is the index.
         if scanned is not None and f.kind == ENTRY_LOG:
             scanned.add(str(f.path), batch)
         tally.add_batch(batch if ledgers is None else ledgers.rows_with_unknown(batch))
+        if whole is not tally:
+            whole.add_batch(batch)
     failures = []
+    map_summary = None
+    if f.kind == ENTRY_LOG:
+        map_summary, problem = _check_map(f, whole)
+        if problem is not None:
+            failures.append(problem)
     for e in tally.entry_errors:
         failures.append(
             {
@@ -119,7 +131,33 @@ def verify_scanned(
         "damaged_spans": len(tally.gaps),
         "records": dict(sorted(tally.records.items())),
     }
+    if map_summary is not None:
+        summary["ledgers_map"] = map_summary
     return summary, failures
+
+
+def _check_map(f: BookieFile, whole: FileTally) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The log's ledgers map against its scan: a summary, and a failure when the map
+    the header promises is unusable or wrong (garbage collection trusts it)."""
+    from .. import entry_log_header
+
+    try:
+        header = entry_log_header(f.path)
+    except ValueError:
+        header = None  # the scan reports the damaged header
+    lmap = check_ledgers_map(f.path, header, whole, _one_line)
+    summary = {k: lmap.get(k) for k in ("present", "source", "consistent")}
+    problem = ledgers_map_problem(lmap)
+    if problem is None:
+        return summary, None
+    return summary, {
+        "offset": header.ledgers_map_offset if header is not None and header.has_ledgers_map else None,
+        "ledger_id": None,
+        "entry_id": None,
+        "scope_id": None,
+        "problem": "ledgers_map",
+        "error": problem,
+    }
 
 
 def _unchecked_reasons(tally: FileTally) -> dict[str, int]:
@@ -200,6 +238,7 @@ def verify_files(
     `index` check and the `unindexed` entries (grouped by file and ledger)."""
     reports = []
     failures: list[dict[str, Any]] = []
+    marks = journal_marks(layouts or [])
     layouts = [layout for layout in layouts or [] if layout.storage is not None]
     scanned = ScannedEntries() if layouts else None
     with progress_over(out, files, "verifying") as task:
@@ -208,7 +247,8 @@ def verify_files(
             report: dict[str, Any] = {"path": str(f.path), "kind": f.kind, "size": file_size(f)}
             try:
                 if f.kind in (ENTRY_LOG, JOURNAL):
-                    summary, found = verify_scanned(f, digests, task, base, ledgers, scanned)
+                    mark = marks.get(os.path.realpath(f.path)) if f.kind == JOURNAL else None
+                    summary, found = verify_scanned(f, digests, task, base, ledgers, scanned, mark)
                     base += report["size"]
                     task.update(completed=base)
                 else:

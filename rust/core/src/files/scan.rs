@@ -603,8 +603,11 @@ fn empty_checked() -> CheckedEntry {
 /// The ids of a torn entry, when the part in the file holds its header.
 fn torn_ids(view: &View<'_>, gap: &Gap) -> Option<(i64, i64)> {
     let at = gap.offset as usize + 4;
-    let n = (gap.end() as usize).saturating_sub(at).min(41);
-    let head = view.get(at, n).ok()?;
+    let end = gap.end() as usize;
+    if end <= at {
+        return None; // torn inside its size field: no header to read (and no bytes past the file)
+    }
+    let head = view.get(at, (end - at).min(41)).ok()?;
     let (h, _) = crate::entry::HeaderView::read(head)?;
     Some((h.ledger_id(), h.entry_id()))
 }
@@ -633,5 +636,22 @@ pub fn entry_error_kind(verdict: Verdict, unframed: Option<ErrorKind>) -> &'stat
         (_, Some(_)) => "bad_entry",
         (Verdict::Mismatch, None) => "digest_mismatch",
         _ => "bad_entry",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record torn inside its 4-byte size field has no ids (found by fuzzing: the
+    /// header read started past the end of the file).
+    #[test]
+    fn torn_size_field_has_no_ids() {
+        let bytes = [0u8, 0, 1, 0, 0, 0, 0x7e];
+        let view = View::whole(&bytes);
+        for len in 1..=3 {
+            let gap = Gap { offset: (bytes.len() - len) as u64, len: len as u64, kind: GapKind::TornRecord };
+            assert_eq!(torn_ids(&view, &gap), None);
+        }
     }
 }
