@@ -56,6 +56,7 @@ def test_usage_errors_are_one_line(bookie, tmp_path):
     assert_one_line_error(run_cli("pulsar", "messages", bookie.root, "--topic", "orders"), "--topic needs --metadata")
     assert_one_line_error(run_cli("pulsar", "messages", tmp_path / "missing"), "No such file or directory")
     assert_one_line_error(run_cli("pulsar", "messages", bookie.root, "--ledger", "5:"), "--ledger")
+    assert_one_line_error(run_cli("pulsar", "messages", bookie.root, "--limit", "-1"), "must be 0 or more")
     assert_one_line_error(run_cli("pulsar", "messages", bookie.root, "--to", tmp_path / "x.csv"), "unknown output format")
     (tmp_path / "empty").mkdir()
     assert_one_line_error(run_cli("pulsar", "messages", tmp_path / "empty"), "no entry logs or journals")

@@ -15,7 +15,7 @@ from typing import Any
 from .errors import EXIT_DAMAGE, EXIT_OK, CliError
 from .export_arrow import ARROW_SUFFIXES, PARQUET_SUFFIXES, _prepare_target, write_output
 from .output import Output, to_json
-from .ranges import parse_spans
+from .ranges import non_negative, parse_spans
 from .readers import DIGEST_CHOICES
 
 TABLE_PAYLOAD_BYTES = 40
@@ -56,7 +56,7 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         default=None,
         help="payload in tables and JSON (default: text in tables, base64 in JSON)",
     )
-    m.add_argument("--limit", type=int, metavar="N", help="print at most N messages")
+    m.add_argument("--limit", type=non_negative, metavar="N", help="print at most N messages")
     m.add_argument("--no-reassemble", action="store_true", help="show chunks of chunked messages as rows of their own")
     g = m.add_argument_group("digests")
     g.add_argument("--digest-type", choices=DIGEST_CHOICES, default="auto", help="digest type of every ledger (default: per ledger, from --metadata or inferred)")
@@ -163,8 +163,6 @@ def _json_row(r: dict[str, Any], mode: str) -> dict[str, Any]:
 
 
 def run_messages(args: argparse.Namespace, out: Output) -> int:
-    if args.limit is not None and args.limit < 0:
-        raise CliError("--limit must be 0 or more")
     fmt = _output_format(args.to) if args.to is not None else None
     if fmt is not None:
         _prepare_target(args.to, args.overwrite)
