@@ -241,6 +241,11 @@ impl<F: RecordFormat> RecordScan<F> {
             return Ok(Fill::Done);
         }
         self.batch_bytes = 0;
+        if self.retain {
+            // The window holds the batch's records, what runs past the byte budget
+            // (a run of entries, a record), and the read-ahead.
+            self.window.expect_span(max_bytes.saturating_add(max_bytes / 4).saturating_add(1 << 20));
+        }
         if self.held_step.is_some() && !self.take_held_step(sink)? {
             return Ok(Fill::More);
         }
