@@ -28,6 +28,7 @@
 //! interleaved streams. Everything else, and every entry that does not verify, goes
 //! through [`DigestChecker::check_one`], which also learns the ledger's type.
 
+use std::borrow::BorrowMut;
 use std::collections::HashMap;
 
 use crate::digest::{crc32c_concat_many, DigestType, Digester};
@@ -327,8 +328,9 @@ impl DigestChecker {
     /// known without inference (a computed digest: CRC-32C, CRC-32, or HMAC with its
     /// key), writing each into `out`; returns how many. The first entry that is
     /// anything else is left for [`DigestChecker::check_one`]. Learns nothing, so
-    /// checking entries again is harmless.
-    pub fn check_group(&mut self, entries: &[&[u8]], out: &mut [CheckedEntry]) -> usize {
+    /// checking entries again is harmless. `out` may be the callers' own row
+    /// records holding a [`CheckedEntry`], which are then written in place.
+    pub fn check_group<C: BorrowMut<CheckedEntry>>(&mut self, entries: &[&[u8]], out: &mut [C]) -> usize {
         let n = entries.len().min(GROUP_LEN).min(out.len());
         if !self.verify {
             return 0;
@@ -355,7 +357,7 @@ impl DigestChecker {
                 break;
             }
             let (head, digest_and_payload) = bytes.split_at(view.len());
-            out[i] = CheckedEntry {
+            *out[i].borrow_mut() = CheckedEntry {
                 header: view.to_header(),
                 digest_type: Some(dt),
                 payload_at: (view.len() + dt.len()) as u32,
@@ -380,7 +382,7 @@ impl DigestChecker {
             }
         }
         for i in 0..framed {
-            let c = &out[i];
+            let c: &CheckedEntry = out[i].borrow();
             let dt = c.digest_type.expect("framed with a type");
             if dt != DigestType::Crc32c {
                 let entry = Entry::frame(entries[i], Some(dt)).expect("framed above");
