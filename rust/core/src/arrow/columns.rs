@@ -590,7 +590,11 @@ impl Column for Constant {
 /// `location`: `log_id << 32 | offset of the entry bytes`, what indexes store;
 /// null without a log id, off entries, and past the 32 bits a location has.
 pub(crate) fn location_column(log_id: Option<u32>, rows: usize) -> Box<dyn Column> {
-    let location = move |offset: u64| log_id.and_then(|id| Location::new(id, offset + 4).ok()).map(Location::to_raw);
+    let Some(log_id) = log_id else {
+        // Null on every row: kept as a count, not a null pushed per row.
+        return constant_column("location", None);
+    };
+    let location = move |offset: u64| Location::new(log_id, offset + 4).ok().map(Location::to_raw);
     Box::new(FileColumn::<Int64Type, _, _> {
         field: Arc::new(Field::new("location", DataType::Int64, true)),
         values: PrimitiveColumn::with_capacity(rows),
