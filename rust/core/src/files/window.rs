@@ -17,7 +17,7 @@
 //! blocks instead of stretching it. Holes of sparse files are filled with zeros
 //! without being read.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use arrow_buffer::{Buffer, MutableBuffer};
 
@@ -57,6 +57,37 @@ const ALIGN: usize = 4096;
 /// one before it is the first free. Reusing them spares the kernel zeroing fresh
 /// pages for every batch (on 1 KiB entries that cost more than the reads).
 const RETIRED_KEPT: usize = 2;
+/// Window buffers of readers that ended, for the next readers to take up: a
+/// process reading file after file would otherwise fault in and zero fresh memory
+/// for the first batches of each. At most [`SPARES_KEPT`] are kept, each at most
+/// [`SPARE_MAX`] bytes (a batch's span is a few MiB), each with its bytes up to
+/// its length written.
+static SPARES: Mutex<Vec<MutableBuffer>> = Mutex::new(Vec::new());
+const SPARES_KEPT: usize = 2;
+const SPARE_MAX: usize = 32 << 20;
+
+/// A spare buffer of at least `capacity` bytes, emptied, and how many of its
+/// bytes were written.
+fn take_spare(capacity: usize) -> Option<(MutableBuffer, usize)> {
+    let mut spares = SPARES.lock().ok()?;
+    let i = spares.iter().position(|b| b.capacity() >= capacity)?;
+    let mut buffer = spares.swap_remove(i);
+    let written = buffer.len();
+    buffer.truncate(0);
+    Some((buffer, written))
+}
+
+/// Keeps `buffer` (its bytes up to its length written) for a later window.
+fn keep_spare(buffer: MutableBuffer) {
+    if buffer.capacity() == 0 || buffer.capacity() > SPARE_MAX {
+        return;
+    }
+    if let Ok(mut spares) = SPARES.lock() {
+        if spares.len() < SPARES_KEPT {
+            spares.push(buffer);
+        }
+    }
+}
 
 /// What a scan step sees of the file: the window and the peek blocks, addressed by
 /// absolute offset.
@@ -291,11 +322,16 @@ impl Window {
     fn read_into_buf(&mut self, from: usize, to: usize) -> Result<()> {
         let start = self.buf.len();
         let wanted = to - from;
+        let end = start + wanted;
+        if self.buf.capacity() == 0 {
+            if let Some((spare, written)) = take_spare(end.max(self.span)) {
+                (self.buf, self.written) = (spare, written);
+            }
+        }
         if self.buf.capacity() - start < wanted {
             self.buf.reserve(wanted.max(self.span.saturating_sub(start)));
         }
         // A reallocation keeps the bytes, so `written` holds across it.
-        let end = start + wanted;
         if end <= self.written {
             // SAFETY: `reserve` made the capacity at least `end`, and every byte
             // below `written` was initialised before (the buffer only ever grows
@@ -382,7 +418,10 @@ impl Window {
                 buffer.truncate(0);
                 (buffer, written)
             }
-            None => (MutableBuffer::new(self.buf.len().max(self.span).max(READ_CHUNK)), 0),
+            None => {
+                let capacity = self.buf.len().max(self.span).max(READ_CHUNK);
+                take_spare(capacity).unwrap_or_else(|| (MutableBuffer::new(capacity), 0))
+            }
         };
         next.extend_from_slice(tail);
         self.written = written.max(next.len());
@@ -411,6 +450,22 @@ impl Window {
             self.base = lo;
         }
         self.peeks.retain(|(start, block)| start + block.len() > keep_from);
+    }
+}
+
+impl Drop for Window {
+    /// The window's buffers go to the spares (those no batch holds any more).
+    fn drop(&mut self) {
+        let mut buf = std::mem::replace(&mut self.buf, MutableBuffer::new(0));
+        // SAFETY: every byte below `written` was initialised (see `read_into_buf`),
+        // and `written` never passes the buffer's capacity.
+        unsafe { buf.set_len(self.written.min(buf.capacity())) };
+        keep_spare(buf);
+        for frozen in self.retired.drain(..) {
+            if let Ok(buffer) = frozen.into_mutable() {
+                keep_spare(buffer);
+            }
+        }
     }
 }
 
@@ -553,6 +608,32 @@ mod tests {
         assert!(w.retired.len() <= RETIRED_KEPT);
     }
 
+    /// A window that takes up an ended window's buffers (whose bytes are another
+    /// file's, and are not zeroed again) reads its own file's bytes.
+    #[test]
+    fn spare_buffers_of_ended_windows_hold_only_new_reads() {
+        for round in 0..4u8 {
+            let data: Vec<u8> = pattern(3 << 20).iter().map(|b| b.wrapping_add(round)).collect();
+            let mut w = Window::new(Arc::new(Copying(data.clone()))).unwrap();
+            w.expect_span(1 << 20);
+            let mut at = 0;
+            let mut held = Vec::new();
+            while at + (600 << 10) <= data.len() {
+                let n = (600 << 10) - usize::from(round) * 4096;
+                assert_eq!(read(&mut w, at, n, at), &data[at..at + n], "round {round} at {at}");
+                held.push((w.freeze(at + n), at, n));
+                at += n;
+            }
+            for (f, a, n) in &held {
+                assert_eq!(&f.buffer.as_slice()[a - f.base..a - f.base + n], &data[*a..a + n]);
+            }
+            // Some batches outlive their reader, some do not.
+            held.truncate(1);
+            drop(w);
+        }
+        assert!(SPARES.lock().unwrap().iter().all(|b| b.capacity() <= SPARE_MAX));
+    }
+
     #[test]
     fn memory_sources_are_never_fetched() {
         let data = pattern(10_000);
@@ -568,7 +649,7 @@ mod tests {
         let mut w = Window::new(Arc::new(Copying(pattern(1000)))).unwrap();
         // The source claims 1000 bytes; pretend the file shrank by asking a copy of 500.
         let short: Arc<dyn ReadAt> = Arc::new(Shrunk(Copying(pattern(500)), 1000));
-        w = Window { source: short, ..w };
+        w.source = short;
         let e = w.fetch(Need { at: 400, len: 200 }, 0, 0).unwrap_err();
         assert_eq!((e.kind, e.offset), (ErrorKind::Truncated, 500));
     }
