@@ -10,7 +10,7 @@
 //!
 //! `cargo run --release --example read_throughput [payload bytes] [total MiB] [path]`
 //! (`ROUNDS=n` sets how many times each is timed, the best counting; `NO_FLOORS=1`
-//! times the reader alone, for profiling.)
+//! times the reader alone, for profiling; `BATCH_KIB=n` sets the batches' entry bytes.)
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -38,7 +38,10 @@ fn rounds(default: usize) -> usize {
 /// Rows of one full read of `source`.
 fn read_all(source: &Arc<dyn ReadAt>) -> usize {
     let entries = EntryBatchOptions { payload: PayloadMode::BinaryView, on_error: OnError::Flag };
-    let options = FileScanOptions::new(entries, LedgerDigests::new(DigestPolicy::Fixed(DigestType::Crc32c), b"bench"));
+    let mut options = FileScanOptions::new(entries, LedgerDigests::new(DigestPolicy::Fixed(DigestType::Crc32c), b"bench"));
+    if let Some(kib) = std::env::var("BATCH_KIB").ok().and_then(|v| v.parse::<usize>().ok()) {
+        options.batch_bytes = kib << 10;
+    }
     let reader = EntryLogBatchReader::new(source.clone(), Some(1), options).unwrap();
     // Each batch is dropped once the next exists, as a caller iterating them does.
     let mut last = None;
