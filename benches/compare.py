@@ -111,7 +111,7 @@ class Run:
         # Many short timings rather than a few long ones: on a machine shared with
         # other work, the best of them is one that ran without being preempted.
         self.min_time = 0.005 if quick else 0.02
-        self.repeats = 2 if quick else 15
+        self.repeats = 2 if quick else 25
         self.results: list[Comparison | Skipped] = []
         self.emit = emit
 
