@@ -62,6 +62,13 @@ def test_quick_json_has_every_target_and_well_formed_lines(quick_json):
         assert (r["key"] in compare.TARGETS) == (r["target"] is not None)
     assert quick_json["quick"] is True
     assert quick_json["machine"]["bkcodec"]
+    assert quick_json["machine"]["cpu"]
+    # The file lines name their page-cache state and the floors they were held to.
+    files = [r for r in results if r["key"].startswith("read-entry-log") and r["status"] != "SKIP"]
+    assert {r["details"]["page_cache"] for r in files} == set(work.PAGE_CACHE_STATES)
+    for r in files:
+        assert {"mmap+numpy sum"} < set(r["details"]["floors_gb_per_s"])
+        assert r["baseline"] == pytest.approx(max(r["details"]["floors_gb_per_s"].values()))
 
 
 def test_quick_text_prints_one_line_per_comparison(quick_json):
@@ -77,7 +84,9 @@ def test_quick_text_prints_one_line_per_comparison(quick_json):
             assert re.search(r"\d\.\d\dx .* INFO  bkcodec \S+ ", line), line
         else:
             assert re.search(r"\d\.\d\dx  target >= .* (PASS|MISS)  ", line), line
-    assert re.fullmatch(r"\d+ PASS, \d+ MISS, \d+ s(, load average [\d.]+ on \d+ cpus)?(; missed: \S.*)?", lines[-1]), lines[-1]
+    assert re.fullmatch(
+        r"\d+ PASS, \d+ MISS, \d+ s(, load average [\d.]+ on \d+ cpus)?, CPU \S.*?(; missed: \S.*)?", lines[-1]
+    ), lines[-1]
 
 
 def test_strict_exit_code_follows_the_misses():
@@ -158,6 +167,22 @@ def test_memory_read_reads_every_word(tmp_path):
     path = tmp_path / "words"
     path.write_bytes(data + b"\x01")  # a trailing partial word is not summed
     assert work.file_memory_read(path) == expected
+    # read() into a reused buffer sums the same words, whatever the chunk size.
+    for chunk in (64, 4096, 1 << 20):
+        assert work.file_read(path, chunk) == expected
+
+
+def test_page_cache_states_hold_the_same_log(tmp_path, monkeypatch):
+    monkeypatch.setenv("BKCODEC_BENCH_DATA", str(tmp_path))
+    work.entry_log_as_written.cache_clear()
+    try:
+        source, count = work.entry_log(64 * 1024, 1024)
+        for state in work.PAGE_CACHE_STATES:
+            path, n = work.entry_log_as_written(64 * 1024, 1024, state)
+            assert n == count and path != source
+            assert path.read_bytes() == source.read_bytes()
+    finally:
+        work.entry_log_as_written.cache_clear()
 
 
 # asv: every benchmark of every module runs once on its first (smallest) parameters.

@@ -210,6 +210,35 @@ unsafe fn interleaved(c: &mut [u32; STREAMS], data: &[&[u8]; STREAMS]) {
     }
 }
 
+/// How far ahead of the message being checksummed the messages after it are
+/// asked for: a batch larger than the caches (a column of mid-size entries) is
+/// otherwise read at the latency of each miss, its messages too short and their
+/// `crc32` streams too scattered for the hardware prefetchers.
+const MESSAGES_AHEAD: usize = 8 << 10;
+/// Bytes of one message prefetched at most (the kernel prefetches long ones itself).
+const PREFETCH_MESSAGE_MAX: usize = 8 << 10;
+
+/// Prefetches the messages after `current` (by index) up to [`MESSAGES_AHEAD`]
+/// bytes beyond it; `next` is the first not prefetched yet.
+#[inline(always)]
+fn prefetch_ahead(messages: &[&[u8]], current: usize, next: &mut usize) {
+    let mut ahead = 0;
+    let mut i = current + 1;
+    while i < messages.len() && ahead < MESSAGES_AHEAD {
+        let m = messages[i];
+        if i >= *next {
+            let n = m.len().min(PREFETCH_MESSAGE_MAX);
+            for line in (0..n).step_by(64) {
+                // SAFETY: a prefetch is a hint for an address inside `m`; it never faults.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(m.as_ptr().add(line).cast()) };
+            }
+            *next = i + 1;
+        }
+        ahead += m.len();
+        i += 1;
+    }
+}
+
 /// Whether a message of `len` bytes waits for a partner to run beside it in
 /// [`crc32c_register_avx512_two`] (only with AVX-512 on a CPU the kernel suits).
 #[inline]
@@ -223,9 +252,10 @@ fn pairs_with(len: usize, pairs: bool) -> bool {
 /// # Safety
 /// With `pairs`, the CPU must have the features [`crc32c_register_avx512`] enables.
 #[inline(always)]
-unsafe fn append_each(values: &mut [u32], messages: &[&[u8]], first: usize, pairs: bool, pending: &mut Option<usize>) {
+unsafe fn append_each(values: &mut [u32], messages: &[&[u8]], first: usize, pairs: bool, pending: &mut Option<usize>, prefetched: &mut usize) {
     for i in first..values.len() {
         let m = messages[i];
+        prefetch_ahead(messages, i, prefetched);
         if !pairs_with(m.len(), pairs) {
             values[i] = super::crc32c_append(values[i], m);
         } else if let Some(j) = pending.take() {
@@ -253,6 +283,7 @@ unsafe fn append_each(values: &mut [u32], messages: &[&[u8]], first: usize, pair
 pub(crate) fn append_many(values: &mut [u32], messages: &[&[u8]]) {
     let pairs = level() == Level::Avx512;
     let mut pending = None;
+    let mut prefetched = 0;
     let groups = values.len() / STREAMS;
     for g in 0..groups {
         let at = STREAMS * g;
@@ -267,11 +298,11 @@ pub(crate) fn append_many(values: &mut [u32], messages: &[&[u8]]) {
             }
         } else {
             // SAFETY: `pairs` only with the kernel's features.
-            unsafe { append_each(&mut values[..at + STREAMS], messages, at, pairs, &mut pending) };
+            unsafe { append_each(&mut values[..at + STREAMS], messages, at, pairs, &mut pending, &mut prefetched) };
         }
     }
     // SAFETY: as above.
-    unsafe { append_each(values, messages, groups * STREAMS, pairs, &mut pending) };
+    unsafe { append_each(values, messages, groups * STREAMS, pairs, &mut pending, &mut prefetched) };
     if let Some(j) = pending {
         values[j] = super::crc32c_append(values[j], messages[j]);
     }
@@ -282,9 +313,18 @@ pub(crate) fn append_many(values: &mut [u32], messages: &[&[u8]]) {
 /// # Safety
 /// With `pairs`, the CPU must have the features [`crc32c_register_avx512`] enables.
 #[inline(always)]
-unsafe fn concat_each(out: &mut [u32], heads: &[&[u8]], tails: &[&[u8]], first: usize, pairs: bool, pending: &mut Option<usize>) {
+unsafe fn concat_each(
+    out: &mut [u32],
+    heads: &[&[u8]],
+    tails: &[&[u8]],
+    first: usize,
+    pairs: bool,
+    pending: &mut Option<usize>,
+    prefetched: &mut usize,
+) {
     for i in first..out.len() {
         let (h, t) = (heads[i], tails[i]);
+        prefetch_ahead(tails, i, prefetched);
         if !pairs_with(t.len(), pairs) {
             out[i] = super::crc32c_append(super::crc32c(h), t);
         } else if let Some(j) = pending.take() {
@@ -302,6 +342,7 @@ unsafe fn concat_each(out: &mut [u32], heads: &[&[u8]], tails: &[&[u8]], first: 
 pub(crate) fn concat_many(out: &mut [u32], heads: &[&[u8]], tails: &[&[u8]]) {
     let pairs = level() == Level::Avx512;
     let mut pending = None;
+    let mut prefetched = 0;
     let groups = out.len() / STREAMS;
     for g in 0..groups {
         let at = STREAMS * g;
@@ -319,11 +360,11 @@ pub(crate) fn concat_many(out: &mut [u32], heads: &[&[u8]], tails: &[&[u8]]) {
             }
         } else {
             // SAFETY: `pairs` only with the kernel's features.
-            unsafe { concat_each(&mut out[..at + STREAMS], heads, tails, at, pairs, &mut pending) };
+            unsafe { concat_each(&mut out[..at + STREAMS], heads, tails, at, pairs, &mut pending, &mut prefetched) };
         }
     }
     // SAFETY: as above.
-    unsafe { concat_each(out, heads, tails, groups * STREAMS, pairs, &mut pending) };
+    unsafe { concat_each(out, heads, tails, groups * STREAMS, pairs, &mut pending, &mut prefetched) };
     if let Some(j) = pending {
         out[j] = super::crc32c_append(super::crc32c(heads[j]), tails[j]);
     }
