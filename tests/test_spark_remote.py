@@ -228,3 +228,19 @@ def test_remote_bookie_directory_reads_like_the_local_one(spark, s3):
     # A ledger filter prunes with the remote logs' ledgers maps, read in ranges.
     one = _load(spark, f"s3://{BUCKET}/bookie/sample", ledgerId="1", **read, **options)
     assert _rows(one, root, f"s3://{BUCKET}") == [r for r in expected if r["ledger_id"] == 1]
+
+
+@pytest.mark.spark
+def test_a_remote_file_gone_before_the_action_is_one_flagged_row(spark, s3):
+    root, options = s3
+    fs = pafs.S3FileSystem(
+        endpoint_override=options["fs.endpointOverride"], access_key="test", secret_key="test", region="us-east-1"
+    )
+    gone = f"{BUCKET}/gone/0.log"
+    fs.copy_file(f"{BUCKET}/bookie/ledgers/current/0.log", gone)
+    df = _load(spark, f"s3://{gone}", password=PASSWORD, payload="none", **options)
+    assert df.columns[0] == "file"
+    fs.delete_file(gone)
+    (row,) = df.toArrow().to_pylist()
+    assert (row["file"], row["offset"], row["error_kind"]) == (f"s3://{gone}", 0, "unreadable")
+    assert "FileNotFoundError" in row["error"] or "not found" in row["error"].lower(), row["error"]
