@@ -131,6 +131,13 @@ def test_read_errors_are_io_errors_at_their_offset_naming_the_source(tmp_path):
     with pytest.raises(TypeError, match="read_at"):
         bkcodec.read_entry_log(42)
 
+    class Overlong(ReadAtOnly):
+        def read_at(self, n, offset):
+            return bytearray(n + 1)  # any buffer is taken, but never more than asked
+
+    with pytest.raises(OSError, match="returned 21 bytes where 20 were asked for"):
+        bkcodec.entry_log_header(Overlong(data, "s3://b/0.log"))
+
 
 # ---- remote paths through a local S3-compatible server ----
 

@@ -72,16 +72,20 @@ impl PyFileSource {
             let got = self.call_read(py, offset, buf.len()).map_err(|e| python_io_error(py, e, "read"))?;
             if let Ok(bytes) = got.cast::<PyBytes>() {
                 let data = bytes.as_bytes();
-                let n = data.len().min(buf.len());
-                buf[..n].copy_from_slice(&data[..n]);
-                return Ok(n);
+                if data.len() > buf.len() {
+                    let asked = buf.len();
+                    return Err(io::Error::other(format!("read returned {} bytes where {asked} were asked for", data.len())));
+                }
+                buf[..data.len()].copy_from_slice(data);
+                return Ok(data.len());
             }
             // pyarrow Buffers, bytearrays, memoryviews: anything with the buffer protocol.
             let view = PyBuffer::<u8>::get(&got).map_err(|e| python_io_error(py, e, "read"))?;
-            let n = view.item_count().min(buf.len());
-            let mut all = vec![0u8; view.item_count()];
-            view.copy_to_slice(py, &mut all).map_err(|e| python_io_error(py, e, "read"))?;
-            buf[..n].copy_from_slice(&all[..n]);
+            let n = view.item_count();
+            if n > buf.len() {
+                return Err(io::Error::other(format!("read returned {n} bytes where {} were asked for", buf.len())));
+            }
+            view.copy_to_slice(py, &mut buf[..n]).map_err(|e| python_io_error(py, e, "read"))?;
             Ok(n)
         })
     }
