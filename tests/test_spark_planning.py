@@ -70,8 +70,16 @@ def test_missing_paths_raise(bookie):
 
 def test_kind_selection(bookie):
     every = files.expand_paths(str(bookie))
-    with pytest.raises(ValueError, match=r"2 entrylog, 1 index, 2 journal .*option\('kind'"):
-        files.select_kind(every, "auto")
+    # Entry logs and journals together are a bookie directory, read merged; index
+    # files are left to kind=index.
+    kind, both = files.select_kind(every, "auto")
+    assert kind == "bookie" and [os.path.basename(p) for p in both] == [
+        "18bcfe56800.txn",
+        "18bcfe56801.txn",
+        "0.log",
+        "1a.log",
+    ]
+    assert files.select_kind(files.expand_paths(str(bookie / "**" / "*.idx")), "auto")[0] == "index"
     assert files.select_kind(every, "journal")[1] == files.expand_paths(str(bookie / "journal"))
     kind, logs = files.select_kind(files.expand_paths(str(bookie / "ledgers" / "current" / "*.log")), "auto")
     assert kind == "entrylog" and len(logs) == 2

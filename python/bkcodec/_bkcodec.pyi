@@ -4,7 +4,7 @@ import os
 import pathlib
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, Literal, final, overload
+from typing import Any, Literal, Protocol, final, overload
 
 import pyarrow  # type: ignore[import-untyped]
 from typing_extensions import Buffer, Self
@@ -590,6 +590,18 @@ class GetLedgerRangesResponse:
 # ---- Bookie files: entry logs, journals, index files, lastMark and lastId
 
 _Path = str | os.PathLike[str]
+
+class _ReadsAt(Protocol):
+    def read_at(self, nbytes: int, offset: int, /) -> Buffer: ...
+    def size(self) -> int: ...
+
+class _Seeks(Protocol):
+    def seek(self, offset: int, whence: int = ..., /) -> int: ...
+    def read(self, size: int = ..., /) -> Buffer: ...
+
+# A path, or a file-like object read at offsets: a pyarrow NativeFile
+# (`read_at`, `size`), or anything with `seek`/`read`.
+_Source = _Path | _ReadsAt | _Seeks
 _Payload = Literal["binary", "binary_view", "none"]
 _OnError = Literal["raise", "flag"]
 _LedgerDigest = LedgerMetadata | str | tuple[str | None, Buffer | str]
@@ -613,7 +625,7 @@ class RecordBatchReader:
     def __exit__(self, *_args: object) -> bool: ...
 
 def read_entry_log(
-    path: _Path,
+    path: _Source,
     *,
     digest_type: _DigestArg = None,
     password: Buffer | str = b"",
@@ -627,7 +639,7 @@ def read_entry_log(
     log_id: int | None = None,
 ) -> RecordBatchReader: ...
 def read_journal(
-    path: _Path,
+    path: _Source,
     *,
     digest_type: _DigestArg = None,
     password: Buffer | str = b"",
@@ -643,7 +655,7 @@ def read_journal(
     last_mark: int | None = None,
 ) -> RecordBatchReader: ...
 def read_index(
-    path: _Path, *, ledger_id: int | None = None, include_absent: bool = False, batch_size: int = 65536
+    path: _Source, *, ledger_id: int | None = None, include_absent: bool = False, batch_size: int = 65536
 ) -> RecordBatchReader: ...
 
 @final
@@ -676,8 +688,8 @@ class LedgersMap:
     def to_table(self) -> pyarrow.Table: ...
     def __len__(self) -> int: ...
 
-def entry_log_header(path: _Path) -> EntryLogHeader: ...
-def ledgers_map(path: _Path, *, password: Buffer | str = b"") -> LedgersMap: ...
+def entry_log_header(path: _Source) -> EntryLogHeader: ...
+def ledgers_map(path: _Source, *, password: Buffer | str = b"") -> LedgersMap: ...
 def split_location(location: int) -> tuple[int, int]: ...
 def make_location(log_id: int, offset: int) -> int: ...
 def entry_log_file_name(log_id: int) -> str: ...
@@ -725,7 +737,7 @@ class JournalHeader:
     def __eq__(self, value: object, /) -> bool: ...
     def __ne__(self, value: object, /) -> bool: ...
 
-def journal_header(path: _Path) -> JournalHeader: ...
+def journal_header(path: _Source) -> JournalHeader: ...
 
 @final
 class JournalWriter:

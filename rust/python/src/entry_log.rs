@@ -4,11 +4,11 @@ use std::fs::{File, OpenOptions};
 use std::io::BufWriter;
 use std::path::PathBuf;
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use bkcodec_core::arrow::{ledgers_map_batch, EntryLogBatchReader};
 use bkcodec_core::files::entry_log::{self, LedgersMap, LedgersMapSource};
-use bkcodec_core::files::{EntryLogHeader, EntryLogLayout, EntryLogWriter, FileSource, Location};
+use bkcodec_core::files::{EntryLogHeader, EntryLogLayout, EntryLogWriter, Location};
 use bkcodec_core::{Error, ErrorKind};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -19,6 +19,7 @@ use crate::args::Password;
 use crate::buffer::BytesInput;
 use crate::errors::IntoPyResult;
 use crate::file_args::file_scan_options;
+use crate::file_like::FileInput;
 use crate::record_batch_reader::PyFileBatchReader;
 
 /// Reads an entry log's entries lazily as a `RecordBatchReader`.
@@ -30,7 +31,7 @@ use crate::record_batch_reader::PyFileBatchReader;
 #[allow(clippy::too_many_arguments)]
 fn read_entry_log(
     py: Python<'_>,
-    path: PathBuf,
+    path: FileInput,
     digest_type: Option<&Bound<'_, PyAny>>,
     password: Password,
     verify: bool,
@@ -45,7 +46,9 @@ fn read_entry_log(
     let options = file_scan_options(
         py, digest_type, &password, ledger_metadata, verify, batch_size, payload, on_error, start, end,
     )?;
-    let reader = py.detach(|| EntryLogBatchReader::open(&path, log_id, options)).py_err(py)?;
+    let log_id = log_id.or_else(|| entry_log::log_id_from_path(path.path()));
+    let reader = py.detach(|| EntryLogBatchReader::new(path.open()?, log_id, options)).py_err(py)?;
+    let path = path.path();
     let id = reader.log_id().map_or_else(|| "unknown".to_string(), |id| id.to_string());
     let source = format!("entry log {:?} ({} bytes, log id {id})", path.display().to_string(), reader.file_len());
     Ok(PyFileBatchReader::new(Box::new(reader), source))
@@ -106,12 +109,12 @@ impl PyEntryLogHeader {
 
 /// Reads and checks an entry log's header (magic `BKLO`, version 0 or 1).
 #[pyfunction]
-fn entry_log_header(py: Python<'_>, path: PathBuf) -> PyResult<PyEntryLogHeader> {
+fn entry_log_header(py: Python<'_>, path: FileInput) -> PyResult<PyEntryLogHeader> {
     py.detach(|| {
-        let source = FileSource::open(&path)?;
-        entry_log::read_header(&source).map_err(|e| {
+        let source = path.open()?;
+        entry_log::read_header(&*source).map_err(|e| {
             let detail = format!("not an entry log: {}", e.detail);
-            e.with_detail(detail).in_file(&path)
+            e.with_detail(detail).in_file(path.path())
         })
     })
     .map(PyEntryLogHeader)
@@ -176,10 +179,10 @@ impl PyLedgersMap {
 /// `password` lets the scan confirm HMAC entries around damage.
 #[pyfunction]
 #[pyo3(signature = (path, *, password = Password::default()), text_signature = "(path, *, password=b'')")]
-fn ledgers_map(py: Python<'_>, path: PathBuf, password: Password) -> PyResult<PyLedgersMap> {
+fn ledgers_map(py: Python<'_>, path: FileInput, password: Password) -> PyResult<PyLedgersMap> {
     py.detach(|| {
-        let source = Arc::new(FileSource::open(&path)?);
-        entry_log::ledgers_map_of(source, password.as_bytes()).map_err(|e| e.in_file(&path))
+        let source = path.open()?;
+        entry_log::ledgers_map_of(source, password.as_bytes()).map_err(|e| e.in_file(path.path()))
     })
     .map(PyLedgersMap)
     .py_err(py)

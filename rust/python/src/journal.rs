@@ -4,10 +4,10 @@ use std::fs::{File, OpenOptions};
 use std::io::BufWriter;
 use std::path::PathBuf;
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use bkcodec_core::arrow::JournalBatchReader;
-use bkcodec_core::files::{journal, FileSource, JournalHeader, JournalWriter};
+use bkcodec_core::files::{journal, JournalHeader, JournalWriter};
 use bkcodec_core::Error;
 use pyo3::prelude::*;
 
@@ -15,6 +15,7 @@ use crate::args::Password;
 use crate::buffer::BytesInput;
 use crate::errors::IntoPyResult;
 use crate::file_args::file_scan_options;
+use crate::file_like::FileInput;
 use crate::record_batch_reader::PyFileBatchReader;
 
 /// Reads a journal's records lazily as a `RecordBatchReader`.
@@ -27,7 +28,7 @@ use crate::record_batch_reader::PyFileBatchReader;
 #[allow(clippy::too_many_arguments)]
 fn read_journal(
     py: Python<'_>,
-    path: PathBuf,
+    path: FileInput,
     digest_type: Option<&Bound<'_, PyAny>>,
     password: Password,
     verify: bool,
@@ -44,13 +45,11 @@ fn read_journal(
     let options = file_scan_options(
         py, digest_type, &password, ledger_metadata, verify, batch_size, payload, on_error, start, end,
     )?;
-    let journal_id = journal_id.or_else(|| journal::journal_id_from_path(&path));
+    let journal_id = journal_id.or_else(|| journal::journal_id_from_path(path.path()));
     let reader = py
-        .detach(|| {
-            let source = Arc::new(FileSource::open(&path)?);
-            JournalBatchReader::new(source, journal_id, include_padding, last_mark, options)
-        })
+        .detach(|| JournalBatchReader::new(path.open()?, journal_id, include_padding, last_mark, options))
         .py_err(py)?;
+    let path = path.path();
     let id = reader.journal_id().map_or_else(|| "unknown".to_string(), |id| id.to_string());
     let source = format!("journal {:?} ({} bytes, journal id {id})", path.display().to_string(), reader.file_len());
     Ok(PyFileBatchReader::new(Box::new(reader), source))
@@ -101,10 +100,10 @@ fn py_bool(b: bool) -> &'static str {
 
 /// Detects a journal's version as BookKeeper does.
 #[pyfunction]
-fn journal_header(py: Python<'_>, path: PathBuf) -> PyResult<PyJournalHeader> {
+fn journal_header(py: Python<'_>, path: FileInput) -> PyResult<PyJournalHeader> {
     py.detach(|| {
-        let source = FileSource::open(&path)?;
-        journal::read_header(&source).map_err(|e| e.in_file(&path))
+        let source = path.open()?;
+        journal::read_header(&*source).map_err(|e| e.in_file(path.path()))
     })
     .map(PyJournalHeader)
     .py_err(py)

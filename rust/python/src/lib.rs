@@ -29,6 +29,7 @@ mod wire;
 // Bookie files: entry logs, journals, index files, lastMark/lastId.
 mod entry_log;
 mod file_args;
+mod file_like;
 mod index_file;
 mod journal;
 mod last_mark;

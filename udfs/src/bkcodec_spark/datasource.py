@@ -26,12 +26,20 @@ Options (all strings, as Spark passes them; any other option is refused):
   logs and journals are read in byte ranges of it, in parallel.
 - `minPartitions`: at least this many partitions when there is enough to read
   (default: the driver's CPU count), so small reads still use every core.
+- `fs.<name>`: options of the remote filesystem (`s3://`, `s3a://`, `gs://`, `abfs://`,
+  `hdfs://` paths are read through `pyarrow.fs`): `fs.endpointOverride`,
+  `fs.accessKey`, `fs.secretKey`, `fs.region`, ... (pyarrow's names, in any case).
+  Without them pyarrow takes credentials from the environment (`AWS_*`, ...).
 - `ledgerId`, `entryId`, `scopeId`, `logId`, `journalId`, `offset`: row filters in the
   command line's range syntax (`7`, `10:20` with 20 excluded, `:20`, `100:`, comma
   lists). Only matching rows reach Spark, and files and byte ranges that cannot hold
   any are not read (see `bkcodec_spark.planning`).
 
-Rows are the bkcodec reader's, after a `file` column naming the file. A file that
+Rows are the bkcodec reader's, after a `file` column naming the file. A bookie
+directory (entry logs and journals together) with `kind` `auto` is read merged, as
+`bkcodec.read_bookie(kind="entries")` reads it, each row with its `file_kind`; files
+named like entry logs that are not (log4j logs, RocksDB write-ahead logs) are skipped
+with a warning, and index files are read with `kind` `index`. A file that
 cannot be read at all (gone, not a bookie file, a zero-length entry log) becomes one
 row with `error` set rather than a failed job, and damage inside a file becomes
 flagged rows where bkcodec's scan finds it.
@@ -123,7 +131,9 @@ def _positive(text: str, name: str) -> int:
 
 def check_option_names(names) -> None:
     known = {name.lower(): name for name in OPTIONS}
-    unknown = sorted(n for n in names if n.lower() not in known and n.lower() not in _PATH_OPTIONS)
+    unknown = sorted(
+        n for n in names if n.lower() not in known and n.lower() not in _PATH_OPTIONS and not n.lower().startswith("fs.")
+    )
     if unknown:
         raise ValueError(
             f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} for the bookkeeper "
@@ -191,6 +201,7 @@ class ReadPlan:
             verify=_flag(get("verify", "true"), "verify"),
             payload=get("payload", "binary").lower(),
             ledger_metadata=get("ledgerMetadata") or None,
+            filesystem=tuple(sorted((k[len("fs.") :], v) for k, v in given.items() if k.startswith("fs."))),
         )
         columns_option = get("columns", "").strip()
         columns = tuple(c.strip() for c in columns_option.split(",")) if columns_option else None
@@ -208,7 +219,7 @@ class ReadPlan:
         )
 
     def list_files(self, *, missing_ok: bool = False) -> files.Listing:
-        return files.list_files(self.paths, self.kind, missing_ok=missing_ok)
+        return files.list_files(self.paths, self.kind, missing_ok=missing_ok, filesystem=self.options.filesystem)
 
     def resolved(self, listing: files.Listing) -> ReadPlan:
         return replace(self, kind=listing.kind)
@@ -373,23 +384,25 @@ class BookKeeperReader(DataSourceReader):
     def _read_split(self, split: files.FileSplit, options: files.ReadOptions, wide: pa.Schema):
         try:
             for batch in files.read_split(split, options):
-                yield self._with_file(batch, split.path, wide)
+                yield self._with_file(batch, split, wide)
         except (OSError, ValueError) as error:
             # A file bkcodec cannot read at all (or stops reading): one flagged row, so
             # the rows read before it and the other files still arrive. A ranged read
             # reports it only from the range that holds the offset.
-            row = self._error_row(split, error, wide)
+            row = self._error_row(split, error, wide, options.filesystem)
             if row is not None:
                 yield row
 
     @staticmethod
-    def _with_file(batch: pa.RecordBatch, path: str, wide: pa.Schema) -> pa.RecordBatch:
+    def _with_file(batch: pa.RecordBatch, split: files.FileSplit, wide: pa.Schema) -> pa.RecordBatch:
         n = batch.num_rows
         names = batch.schema.names
         arrays = []
         for field in wide:
             if field.name == "file":
-                arrays.append(_repeated(path, n))
+                arrays.append(_repeated(split.path, n))
+            elif field.name == "file_kind":
+                arrays.append(_repeated(files.CORE_KIND[split.kind], n))
             elif field.name in names:
                 arrays.append(batch.column(field.name))
             else:
@@ -397,7 +410,9 @@ class BookKeeperReader(DataSourceReader):
         return to_spark_safe(pa.RecordBatch.from_arrays(arrays, names=wide.names), wide)
 
     @staticmethod
-    def _error_row(split: files.FileSplit, error: Exception, wide: pa.Schema) -> pa.RecordBatch | None:
+    def _error_row(
+        split: files.FileSplit, error: Exception, wide: pa.Schema, filesystem: tuple = ()
+    ) -> pa.RecordBatch | None:
         where = f" (bytes {split.start}..{split.end})" if split.start is not None else ""
         # In entry logs and journals `offset` is a position in the file (an index
         # file's `offset` column is a position in an entry log).
@@ -406,9 +421,10 @@ class BookKeeperReader(DataSourceReader):
             offset = 0
         if split.start is not None and not (split.start <= offset < max(split.end or 0, split.start + 1)):
             return None  # another range of the file holds it
-        size = files.file_size(split.path)
+        size = files.file_size(split.path, filesystem)
         values = {
             "file": split.path,
+            "file_kind": files.CORE_KIND[split.kind],
             "error": f"{type(error).__name__}: {error}{where}",
             files.NAME_ID_COLUMN[split.kind]: files.name_id_of(split.path),
             # What could not be read: from the offset to the end of the split.

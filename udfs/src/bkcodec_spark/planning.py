@@ -40,13 +40,14 @@ __all__ = ["DEFAULT_OPEN_COST", "pack", "prune", "plan_partitions", "target_size
 DEFAULT_OPEN_COST = 1 << 20
 
 
-def _ledgers_in_map(path: str, password: str) -> list[int] | None:
+def _ledgers_in_map(path: str, password: str, filesystem: tuple = ()) -> list[int] | None:
     """The ledgers a rolled entry log's map lists, or None when the map cannot be
     trusted to list every entry (no map, or bkcodec found it inconsistent)."""
     try:
-        if not bkcodec.entry_log_header(path).has_ledgers_map:
+        source = files.source(path, filesystem)
+        if not bkcodec.entry_log_header(source).has_ledgers_map:
             return None  # an open log: only reading it tells
-        found = bkcodec.ledgers_map(path, password=password)
+        found = bkcodec.ledgers_map(source, password=password)
     except (OSError, ValueError):
         return None  # unreadable: its read gives the flagged row
     if found.source != "map":
@@ -54,14 +55,15 @@ def _ledgers_in_map(path: str, password: str) -> list[int] | None:
     return list(found.ledgers)
 
 
-def _keep_file(f: files.ListedFile, kind: str, pushed: Pushed, password: str) -> bool:
+def _keep_file(f: files.ListedFile, kind: str, pushed: Pushed, password: str, filesystem: tuple = ()) -> bool:
+    kind = f.kind or kind
     if not pushed.admits("file", [f.path], pa.string()):
         return False
     id_column = files.NAME_ID_COLUMN[kind]
     if not pushed.admits(id_column, [files.name_id_of(f.path)], pa.int64()):
         return False
     if kind == files.ENTRY_LOG and pushed.on("ledger_id"):
-        ledgers = _ledgers_in_map(f.path, password)
+        ledgers = _ledgers_in_map(f.path, password, filesystem)
         # Damaged spans have no ledger id: a filter that lets nulls through keeps the log.
         if ledgers is not None and not pushed.admits("ledger_id", [*ledgers, None], pa.int64()):
             return False
@@ -75,9 +77,9 @@ def prune(listing: files.Listing, pushed: Pushed, password: str = "") -> list[fi
     low, high = pushed.interval("offset") if kind != files.INDEX else (None, None)
     splits = []
     for f in listing.files:
-        if pushed and not _keep_file(f, kind, pushed, password):
+        if pushed and not _keep_file(f, kind, pushed, password, listing.filesystem):
             continue
-        split = files.FileSplit(f.path, kind, size=f.size)
+        split = files.FileSplit(f.path, f.kind or kind, size=f.size)
         if (low is not None or high is not None) and f.size is not None:
             start, end = max(low or 0, 0), min(f.size if high is None else high, f.size)
             if start < end:
