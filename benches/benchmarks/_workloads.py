@@ -287,7 +287,8 @@ def seconds_side_by_side(calls: list, min_time: float = 0.02, repeats: int = 3) 
     """The best seconds per call of each of `calls` (a function, or a function and
     its arguments as a tuple), timed in turn: each is calibrated as in
     `seconds_per_call`, then every round times each once, so that other work on
-    the machine weighs on all of them alike."""
+    the machine weighs on all of them alike. Each timing follows one untimed call,
+    so that none is timed on the caches and memory another one just left."""
     timers, numbers, best = [], [], []
     for call in calls:
         fn, args = call if isinstance(call, tuple) else (call, ())
@@ -302,5 +303,6 @@ def seconds_side_by_side(calls: list, min_time: float = 0.02, repeats: int = 3) 
         best.append(elapsed / number)
     for _ in range(repeats - 1):
         for i, (timer, number) in enumerate(zip(timers, numbers)):
+            timer.timeit(1)
             best[i] = min(best[i], timer.timeit(number) / number)
     return best
