@@ -130,11 +130,13 @@ fn crc32c_register(crc: u32, data: &[u8]) -> u32 {
         // SAFETY: `level` found the CPU features each path enables.
         match crc32c_x86::level() {
             Level::Avx512 if data.len() >= crc32c_x86::FOLD_MIN => {
+                // SAFETY: the CPU has AVX-512 and VPCLMULQDQ (`level` checked).
                 return unsafe { crc32c_x86::crc32c_register_avx512(crc, data) }
             }
             // Short messages call the small function directly, not through the
             // kernel (whose set-up costs a few cycles even when it returns early).
             Level::Avx512 | Level::Sse42 if data.len() <= SHORT_SSE42_MAX => {
+                // SAFETY: the CPU has SSE4.2 (`level` checked).
                 return unsafe { crc32c_x86::crc32_words(crc, data) }
             }
             _ => {}

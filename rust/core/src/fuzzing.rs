@@ -158,7 +158,7 @@ pub fn file_readers(input: &[u8]) -> usize {
     let len = file.len() as u64;
     // Bytes in memory are scanned in place; other sources through the window, which
     // every other input exercises.
-    let source: Arc<dyn ReadAt> = if input.len() % 2 == 0 {
+    let source: Arc<dyn ReadAt> = if input.len().is_multiple_of(2) {
         Arc::new(MemorySource::from_vec(file))
     } else {
         Arc::new(Copying(file))

@@ -596,7 +596,7 @@ mod tests {
             *at += n;
             (frozen, span)
         };
-        let intact = |(f, (a, n)): &(Frozen, (usize, usize))| &f.buffer.as_slice()[a - f.base..a - f.base + n] == &data[*a..a + n];
+        let intact = |(f, (a, n)): &(Frozen, (usize, usize))| f.buffer.as_slice()[a - f.base..a - f.base + n] == data[*a..a + n];
         let held: Vec<_> = (0..5).map(|_| batch(&mut w, &mut at)).collect();
         assert!(held.iter().all(intact), "a buffer a batch holds was reused");
         let addresses: Vec<usize> = held.iter().map(|(f, _)| f.buffer.as_ptr() as usize).collect();

@@ -52,7 +52,7 @@ impl NullColumns {
                     .with_data_type(data_type.clone()),
             ),
             DataType::Boolean => Arc::new(BooleanArray::new(BooleanBuffer::new(self.zeros.clone(), 0, n), Some(self.nulls()))),
-            // SAFETY (both): every value is empty, hence valid UTF-8.
+            // SAFETY: every value is empty, hence valid UTF-8.
             DataType::Utf8 => Arc::new(unsafe { StringArray::new_unchecked(zero_offsets(), Buffer::from_vec(Vec::<u8>::new()), Some(self.nulls())) }),
             DataType::Binary => Arc::new(BinaryArray::new(zero_offsets(), Buffer::from_vec(Vec::<u8>::new()), Some(self.nulls()))),
             DataType::Map(entries, sorted) => match entries.data_type() {
@@ -279,6 +279,7 @@ impl RunBytes {
         let offsets = unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)) };
         let values = Buffer::from_vec(values);
         Ok(if self.utf8 {
+            // SAFETY: as above; a UTF-8 column's values are copies of `&str`s.
             Arc::new(unsafe { StringArray::new_unchecked(offsets, values, nulls.finish()) })
         } else {
             Arc::new(BinaryArray::new(offsets, values, nulls.finish()))
@@ -428,6 +429,7 @@ impl Utf8Column {
         // length (below 2^31); the values are valid UTF-8 and every offset is a
         // character boundary (checked or made so above).
         let offsets = unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)) };
+        // SAFETY: as for the offsets just above.
         Ok(unsafe { StringArray::new_unchecked(offsets, Buffer::from_vec(values), nulls) })
     }
 }
