@@ -62,6 +62,13 @@ def test_quick_json_has_every_target_and_well_formed_lines(quick_json):
         assert (r["key"] in compare.TARGETS) == (r["target"] is not None)
     assert quick_json["quick"] is True
     assert quick_json["machine"]["bkcodec"]
+    assert quick_json["machine"]["cpu"]
+    # The file lines name their page-cache state and the floors they were held to.
+    files = [r for r in results if r["key"].startswith("read-entry-log") and r["status"] != "SKIP"]
+    assert {r["details"]["page_cache"] for r in files} == set(work.PAGE_CACHE_STATES)
+    for r in files:
+        assert {"mmap+numpy sum"} < set(r["details"]["floors_gb_per_s"])
+        assert r["baseline"] == pytest.approx(max(r["details"]["floors_gb_per_s"].values()))
 
 
 def test_quick_text_prints_one_line_per_comparison(quick_json):
@@ -77,7 +84,9 @@ def test_quick_text_prints_one_line_per_comparison(quick_json):
             assert re.search(r"\d\.\d\dx .* INFO  bkcodec \S+ ", line), line
         else:
             assert re.search(r"\d\.\d\dx  target >= .* (PASS|MISS)  ", line), line
-    assert re.fullmatch(r"\d+ PASS, \d+ MISS, \d+ s(, load average [\d.]+ on \d+ cpus)?(; missed: \S.*)?", lines[-1]), lines[-1]
+    assert re.fullmatch(
+        r"\d+ PASS, \d+ MISS, \d+ s(, load average [\d.]+ on \d+ cpus)?, CPU \S.*?(; missed: \S.*)?", lines[-1]
+    ), lines[-1]
 
 
 def test_strict_exit_code_follows_the_misses():
@@ -130,6 +139,27 @@ def test_python_decoder_rejects_malformed_entries(entry, message):
         compare.python_decode_crc32c([entry])
 
 
+@pytest.mark.parametrize("codec", ["lz4", "none"])
+def test_pulsar_python_decoder_agrees_with_decode_messages(codec):
+    import pyarrow as pa
+
+    import bkcodec.pulsar
+
+    pulsar_work = importlib.import_module("benchmarks._pulsar")
+    entries = pulsar_work.entries(3, batch=7, codec=codec)
+    ours = bkcodec.pulsar.decode_messages(pa.array(entries)).to_pydict()
+    theirs = pulsar_work.python_decode(entries)
+    for name, values in theirs.items():
+        if name in ("publish_time", "event_time"):
+            values = [None if v is None else v for v in values]
+            ours_values = [None if v is None else int(v.timestamp() * 1000) for v in ours[name]]
+        elif name == "properties":
+            ours_values = [list(v) if v is not None else None for v in ours[name]]
+        else:
+            ours_values = ours[name]
+        assert values == ours_values, name
+
+
 def test_memory_read_reads_every_word(tmp_path):
     data = bytes(range(256)) * 64
     expected = sum(int.from_bytes(data[i : i + 8], "little") for i in range(0, len(data), 8)) % 2**64
@@ -137,6 +167,22 @@ def test_memory_read_reads_every_word(tmp_path):
     path = tmp_path / "words"
     path.write_bytes(data + b"\x01")  # a trailing partial word is not summed
     assert work.file_memory_read(path) == expected
+    # read() into a reused buffer sums the same words, whatever the chunk size.
+    for chunk in (64, 4096, 1 << 20):
+        assert work.file_read(path, chunk) == expected
+
+
+def test_page_cache_states_hold_the_same_log(tmp_path, monkeypatch):
+    monkeypatch.setenv("BKCODEC_BENCH_DATA", str(tmp_path))
+    work.entry_log_as_written.cache_clear()
+    try:
+        source, count = work.entry_log(64 * 1024, 1024)
+        for state in work.PAGE_CACHE_STATES:
+            path, n = work.entry_log_as_written(64 * 1024, 1024, state)
+            assert n == count and path != source
+            assert path.read_bytes() == source.read_bytes()
+    finally:
+        work.entry_log_as_written.cache_clear()
 
 
 # asv: every benchmark of every module runs once on its first (smallest) parameters.

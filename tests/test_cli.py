@@ -14,6 +14,7 @@ import contextlib
 import io
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -142,6 +143,31 @@ def by_relative_path(report_files, root: Path) -> dict[str, dict]:
     return {Path(f["path"]).relative_to(root).as_posix(): f for f in report_files}
 
 
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--offset", "99999999999999999999999:"), "argument --offset: range start: 99999999999999999999999 is out of range"),
+        (("--ledger", "9223372036854775808"), "argument --ledger: value: 9223372036854775808 is out of range"),
+        (("--entry=-9223372036854775809:",), "argument --entry: range start"),
+        (("--limit", "-1"), "argument --limit: must be 0 or more"),
+    ],
+)
+def test_dump_argument_errors_name_the_argument(sample, args, needle):
+    # Issue 13, small items: these printed "internal error: OverflowError/TypeError", or nothing.
+    r = run_cli("dump", sample.root, *args)
+    assert_one_line_error(r, needle)
+    assert "internal error" not in r.stderr
+
+
+def test_dump_ranges_reach_the_ends_of_64_bits(sample):
+    # The largest id, and an excluded end just past it, are ranges, not errors.
+    assert run_cli("dump", sample.root, "--ledger", "9223372036854775807").returncode == 0
+    bounded = run_cli("dump", sample.root, "--entry", "0:9223372036854775808", "--json")
+    unbounded = run_cli("dump", sample.root, "--entry", "0:", "--json")
+    assert bounded.returncode == unbounded.returncode == 0
+    assert bounded.stdout == unbounded.stdout and bounded.stdout.count("\n") > 50
+
+
 def test_sample_manifest_is_saved(sample):
     saved = json.loads((sample.root / MANIFEST_NAME).read_text())
     assert saved == json.loads(json.dumps(sample.to_json()))
@@ -245,6 +271,64 @@ def test_verify_without_metadata_says_what_it_could_not_check(clean_sample):
     assert run_json("verify", log, "--strict", expect=1)["failures"] == []
     report = run_json("verify", log, "--password", "secret", "--strict")
     assert report["summary"]["unchecked"] == 0 and report["summary"]["digest_ok"] == len(want)
+
+
+def test_verify_compares_journals_with_last_mark(clean_sample, tmp_path):
+    # Issue 13, item 6: a journal whose last records were zeroed reads as a clean
+    # journal with a zero tail; the bookie's lastMark says data was written past it.
+    root = tmp_path / "bookie"
+    shutil.copytree(clean_sample.root, root)
+    args = ("verify", root, "--metadata", clean_sample.metadata_dir)
+    assert run_json(*args)["clean"] is True
+    [journal] = sorted((root / "journal").rglob("*.txn"))
+    marks = sorted(root.rglob("lastMark"))
+    mark = bkcodec.read_last_mark(marks[0])
+    assert mark.journal_id == int(journal.stem, 16) and 0 < mark.offset <= journal.stat().st_size
+    # Zero the journal from the start of its last record before the mark: what is
+    # left is a well-formed journal that simply ends early.
+    offsets = bkcodec.read_journal(journal, payload="none").read_all().column("offset").to_pylist()
+    cut = max(o for o in offsets if o < mark.offset)
+    data = bytearray(journal.read_bytes())
+    data[cut:] = bytes(len(data) - cut)
+    journal.write_bytes(bytes(data))
+    report = run_json(*args, expect=1)
+    problems = [(f["file"], f["problem"]) for f in report["failures"]]
+    assert (str(journal), "before_last_mark") in problems, problems
+    # Without the lastMark files the zeroed tail is not known to be a loss.
+    for m in marks:
+        m.unlink()
+    assert run_json(*args)["clean"] is True
+
+
+def test_verify_and_inspect_fail_on_a_wrong_ledgers_map(tmp_path):
+    # Issue 13, item 5: a map that parses but lies (ledger sizes swapped between two
+    # ledgers, total unchanged) and one that cannot be used (a size past the data).
+    log = tmp_path / "0.log"
+    with bkcodec.EntryLogWriter(log, 0) as w:
+        for i in range(6):
+            w.add_entry(bkcodec.encode_entry(1 + i % 2, i // 2, -1, 0, bytes(100 + i), digest_type="crc32c"))
+    assert run_json("verify", log)["clean"] is True
+    assert run_cli("inspect", log).returncode == 0
+    good = log.read_bytes()
+    at = bkcodec.entry_log_header(log).ledgers_map_offset + 24  # the first (ledger, bytes) pair
+    size = lambda k: at + 16 * k + 8  # noqa: E731
+    lying = bytearray(good)
+    for k, delta in ((0, 1), (1, -1)):
+        value = int.from_bytes(lying[size(k) : size(k) + 8], "big") + delta
+        lying[size(k) : size(k) + 8] = value.to_bytes(8, "big")
+    log.write_bytes(bytes(lying))
+    assert bkcodec.ledgers_map(log).source == "map"
+    report = run_json("verify", log, expect=1)
+    [failure] = report["failures"]
+    assert failure["problem"] == "ledgers_map" and "disagrees with the entries for 2 ledgers" in failure["error"]
+    assert report["files"][0]["ledgers_map"] == {"present": True, "source": "map", "consistent": False}
+    assert run_cli("inspect", log, "--json").returncode == 1
+    unusable = bytearray(good)
+    unusable[size(0) : size(0) + 8] = (1 << 40).to_bytes(8, "big")
+    log.write_bytes(bytes(unusable))
+    [failure] = run_json("verify", log, expect=1)["failures"]
+    assert failure["problem"] == "ledgers_map" and "unusable" in failure["error"]
+    assert run_cli("inspect", log).returncode == 1
 
 
 def test_verify_wrong_digest_type_for_index_lac(clean_sample):
@@ -555,3 +639,176 @@ def test_console_script_is_installed():
         pytest.skip(f"no console script next to {sys.executable} (not installed from the wheel)")
     r = subprocess.run([str(script), "ledger-id", "--json", "7"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and json.loads(r.stdout)["ledger_ids"][0]["index_path"] == "0/7/7.idx"
+
+
+# ---- options anywhere, one-line usage errors, tables that keep paths whole
+
+
+def test_common_options_before_or_after_the_command(sample):
+    before = run_cli("--json", "ledger-id", "3")
+    after = run_cli("ledger-id", "3", "--json")
+    assert before.returncode == after.returncode == 0 and before.stdout == after.stdout
+    assert json.loads(before.stdout)["ledger_ids"][0]["ledger_id"] == 3
+    r = run_cli("--no-progress", "--json", "inspect", sample.ledger_dir)
+    assert r.returncode == 0 and json.loads(r.stdout)["files"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["no-such-command"], ["ledger-id"], ["dump", ".", "--entry", "5:3"], ["verify", ".", "--digest-type", "md5"]],
+    ids=["no command", "unknown command", "missing argument", "bad range", "bad choice"],
+)
+def test_usage_errors_are_one_line(argv):
+    r = run_subprocess(*argv)
+    assert_one_line_error(r, "--help")
+    assert "usage:" not in r.stderr
+
+
+def test_help_still_prints_usage():
+    r = run_subprocess("dump", "--help")
+    assert r.returncode == 0 and r.stdout.startswith("usage: bkcodec dump")
+
+
+def test_shorten_path_keeps_the_file_name_whole():
+    from bkcodec.cli.output import shorten_path
+
+    path = "/data/bookkeeper/bookie-17/ledgers/current/0.log"
+    assert shorten_path(path, 100) == path
+    assert shorten_path(path, 24) == "…/ledgers/current/0.log"
+    assert shorten_path(path, 10) == "…/0.log"
+    assert shorten_path("/x/" + "n" * 40 + ".log", 10) == "…/" + "n" * 40 + ".log"
+
+
+@pytest.mark.parametrize("width", [160, 80])
+def test_tables_never_split_a_path(sample, tmp_path, width):
+    from bkcodec.cli.output import Output
+    from bkcodec.cli.verify_digests import print_report, verify_files
+    from bkcodec.cli.discover import find_bookie_files
+    from bkcodec.cli.readers import DigestOptions
+
+    deep = tmp_path.joinpath(*[f"directory-{i:02d}" for i in range(6)], "ledgers", "current")
+    deep.mkdir(parents=True)
+    shutil.copy(sample.path("ledgers/current/1.log"), deep / "1.log")  # its torn tail is a failure row
+    files = find_bookie_files([deep])
+    buf = io.StringIO()
+    out = Output(json_mode=False, progress=False, stdout=buf)
+    out.console.width = width
+    print_report(out, verify_files(files, DigestOptions(None, b""), out))
+    lines = buf.getvalue().splitlines()
+    table_lines = [line for line in lines if "1.log" in line]
+    assert all(len(line) <= width for line in table_lines), "\n".join(lines)
+    path = str(deep / "1.log")
+    shown = [line.split()[0] for line in lines if line.split() and "1.log" in line.split()[0]]
+    # The per-file row and each failure row (ledgers whose digest cannot be inferred
+    # fail), the path in one piece on each: whole, or cut from the left at a `/`.
+    assert len(shown) >= 2
+    for cell in shown:
+        assert cell == path or (cell.startswith("…/") and path.endswith(cell[1:]) and cell.endswith("/current/1.log"))
+    if len(path) + 60 < width:
+        assert set(shown) == {path}
+
+
+# ---- --ledger for verify, export and dump; ledger-id's znode paths; dump of index files
+
+
+def scoped_name(scope: int, ledger: int) -> str:
+    return bkcodec.LedgerId(scope, ledger).qualified_name
+
+
+def test_verify_checks_only_the_selected_ledgers(sample):
+    digest = run_json("verify", sample.root, "--metadata", sample.metadata_dir, "--ledger", "1", expect=1)
+    assert failure_keys(digest, sample.root) == {
+        (d.file, d.problem, d.offset, d.ledger_id, d.entry_id) for d in sample.damage if d.ledger_id == 1
+    }
+    assert digest["summary"]["entries"] == 2 * 24  # ledger 1 in the journal and in the two logs
+    indexes = [f["path"] for f in digest["files"] if f["kind"] == "index"]
+    assert [Path(p).name for p in indexes] == ["1.idx"]
+    torn = run_json("verify", sample.root, "--metadata", sample.metadata_dir, "--ledger", "8", expect=1)
+    assert [x["problem"] for x in torn["failures"]] == ["torn_record"]
+    # A qualified name selects one ledger of one scope: ledger 7 of scope 5 is clean.
+    clean = run_json("verify", sample.root, "--metadata", sample.metadata_dir, "--ledger", scoped_name(5, 7))
+    assert clean["clean"] and clean["summary"]["entries"] == 2 * 24
+    none = run_json("verify", sample.root, "--metadata", sample.metadata_dir, "--ledger", scoped_name(0, 7))
+    assert none["summary"]["entries"] == 0
+
+
+def test_export_writes_only_the_selected_ledgers(sample, tmp_path):
+    out = tmp_path / "l.parquet"
+    result = run_json("export", sample.ledger_dir, "--to", out, "--ledger", f"1,{scoped_name(5, 8)}")
+    table = pq.read_table(out)
+    assert result["rows"] == table.num_rows
+    ids = Counter(zip(table.column("scope_id").to_pylist(), table.column("ledger_id").to_pylist()))
+    assert ids == Counter({(0, 1): 24, (5, 8): 23, (None, 8): 1})  # ledger 8's torn record has no scope
+
+
+def test_dump_takes_qualified_names(sample):
+    log = sample.path("ledgers/current/0.log")
+    rows = [json.loads(x) for x in run_cli("dump", log, "--ledger", scoped_name(5, 7), "--json").stdout.splitlines()]
+    assert rows and {(x["scope_id"], x["ledger_id"]) for x in rows} == {(5, 7)}
+    uuid = str(bkcodec.LedgerId(5, 7).to_uuid())
+    same = [json.loads(x) for x in run_cli("dump", log, "--ledger", uuid, "--json").stdout.splitlines()]
+    assert same == rows
+    assert run_cli("dump", log, "--ledger", scoped_name(0, 7), "--json").stdout == ""
+
+
+def test_ledger_id_prints_the_znode_path_in_each_layout():
+    rows = run_json("ledger-id", "3", "-1", "00000000-0000-0005-0000-000000000007")["ledger_ids"]
+    layouts = ("flat", "hierarchical", "legacy_hierarchical", "long_hierarchical", "etcd")
+    assert rows[0]["znode_paths"] == {layout: bkcodec.ledger_znode_path(3, layout) for layout in layouts}
+    assert rows[0]["znode_paths"]["hierarchical"] == "/ledgers/00/0000/L0003"
+    # A negative id has only an etcd key; a scoped id no metadata path at all.
+    assert {k for k, v in rows[1]["znode_paths"].items() if v} == {"etcd"}
+    assert set(rows[2]["znode_paths"].values()) == {None}
+    text = run_cli("ledger-id", "3").stdout
+    assert "znode hierarchical" in text and "/ledgers/00/0000/L0003" in text
+
+
+def test_dump_reads_index_files(sample):
+    idx = sample.path("ledgers/current/0/1/1.idx")
+    rows = [json.loads(x) for x in run_cli("dump", idx, "--json").stdout.splitlines()]
+    want = bkcodec.read_index(idx).read_all().to_pylist()
+    assert [{k: v for k, v in x.items() if k != "file"} for x in rows] == want
+    assert rows[0]["file"] == str(idx)
+    rows = [json.loads(x) for x in run_cli("dump", idx, "--entry", "3:5", "--json").stdout.splitlines()]
+    assert [x["entry_id"] for x in rows] == [3, 4]
+    table = run_cli("dump", idx, "--limit", "2").stdout.splitlines()
+    assert table[0].split() == ["ledger", "entry", "log", "offset", "location"] and len(table) == 3
+    # A directory's index files are dumped with its logs and journals; byte ranges are not theirs.
+    files = {Path(json.loads(x)["file"]).name for x in run_cli("dump", sample.ledger_dir, "--json", "--payload", "none").stdout.splitlines()}
+    assert {"0.log", "1.log", "1.idx", "4.idx"} <= files
+    assert_one_line_error(run_cli("dump", idx, "--offset", "0:100"), "index files")
+
+
+def test_dump_goes_on_past_an_unreadable_file(sample, tmp_path):
+    current = tmp_path / "ledgers" / "current"
+    shutil.copytree(sample.ledger_dir / "current", current)
+    (current / "0" / "1" / "1.idx").write_bytes(b"\x00\x01" * 50)  # no BKLE signature
+    rows = [json.loads(x) for x in run_cli("dump", tmp_path, "--json", "--payload", "none").stdout.splitlines()]
+    wrecked = [x for x in rows if x["file"].endswith("1.idx")]
+    assert len(wrecked) == 1 and "index signature" in wrecked[0]["error"] and wrecked[0]["offset"] == 0
+    assert {Path(x["file"]).name for x in rows} >= {"0.log", "1.log", "2.idx", "4.idx"}
+    r = run_cli("dump", current / "0" / "1" / "1.idx")
+    assert r.returncode == 0 and r.stdout.startswith("error: corrupt: index signature")
+
+
+def test_metadata_dir_without_ledger_names_says_what_it_skipped(sample, tmp_path):
+    (tmp_path / "ledger-1.json").write_bytes(b"x")
+    assert_one_line_error(run_cli("verify", sample.root, "--metadata", tmp_path), "ledger-1.json", "skipped")
+
+
+def test_demo_try_lines_run_in_a_fresh_shell(tmp_path):
+    """The commands the demo suggests work without the virtualenv activated."""
+    script = Path(sys.executable).with_name("bkcodec")
+    if not script.exists():
+        pytest.skip(f"no console script next to {sys.executable} (not installed from the wheel)")
+    bin_dir = str(script.parent)
+    env = dict(os.environ, PATH=os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep) if d != bin_dir))
+    env.pop("VIRTUAL_ENV", None)
+    r = subprocess.run([str(script), "demo", "--dir", tmp_path / "demo", "--keep"], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    suggested = lines[lines.index("try:") + 1 :]
+    assert len(suggested) == 3
+    for line in suggested:
+        done = subprocess.run(shlex.split(line), capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 0, (line, done.stderr)

@@ -1,4 +1,4 @@
-"""The entry API: FORMATS.md §13 vectors, V2 entries, verification order, the
+"""The entry API: the vectors of docs/formats.md#test-vectors, V2 entries, verification order, the
 Entry object, and decode_entries over every accepted input type."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def crc32c_entry(ledger_id=1, entry_id=0, payload=HELLO, **kw):
     return bkcodec.encode_entry(ledger_id, entry_id, entry_id - 1, len(payload), payload, **kw)
 
 
-# FORMATS.md §13
+# docs/formats.md#test-vectors
 
 
 @pytest.mark.parametrize(
@@ -86,7 +86,7 @@ def test_lac_errors_and_object():
     assert lac.to_dict() == {"ledger_id": 3, "lac": 9, "digest_type": "crc32", "digest": blob[16:], "digest_ok": True}
 
 
-# V2 (ENTRY_V2.md)
+# V2 (docs/formats.md#ledger-entries)
 
 
 @pytest.mark.parametrize(("digest_type", "flags"), [("crc32", 0xA1), ("hmac", 0xA2), ("crc32c", 0xA3), ("dummy", 0xA4)])

@@ -426,3 +426,33 @@ def test_raise_mode_error_rows_stop_the_stream_after_good_rows():
                 before.extend(batch.column("offset").to_pylist())
         assert before == [r["offset"] for r in rows if r["offset"] < victim["offset"]]
         assert e.value.offset == victim["offset"] + 4 + 32 and e.value.path == str(path)
+
+
+def test_writers_shared_by_threads_take_turns(tmp_path):
+    # Issue 13, small items: a writer shared by threads raised "Already borrowed".
+    from concurrent.futures import ThreadPoolExecutor
+
+    def fill(add, thread):
+        return [add(bkcodec.encode_entry(thread, e, e - 1, 0, bytes(64 * (e + 1)))) for e in range(40)]
+
+    with bkcodec.EntryLogWriter(tmp_path / "0.log", layout="direct", buffer_size=8192) as log, bkcodec.JournalWriter(
+        tmp_path / "1.txn"
+    ) as journal:
+        with ThreadPoolExecutor(8) as pool:
+            locations = [x for xs in pool.map(lambda t: fill(log.add_entry, t), range(1, 9)) for x in xs]
+            list(pool.map(lambda t: fill(journal.add_entry, t), range(1, 9)))
+        assert log.entry_count == 320 and len(set(locations)) == 320
+    for table in (bkcodec.read_entry_log(tmp_path / "0.log").read_all(), bkcodec.read_journal(tmp_path / "1.txn").read_all()):
+        entries = table.filter(pc.equal(table.column("record_type"), "entry")) if "record_type" in table.column_names else table
+        assert entries.num_rows == 320 and entries.column("error").null_count == entries.num_rows
+        assert sorted(zip(entries.column("ledger_id").to_pylist(), entries.column("entry_id").to_pylist())) == [
+            (t, e) for t in range(1, 9) for e in range(40)
+        ]
+
+
+def test_write_buffer_size_too_large_is_refused(tmp_path):
+    # Issue 13, small items: 2**64-1 wrapped to a 0-byte buffer.
+    with pytest.raises(ValueError, match="cannot be rounded up"):
+        bkcodec.EntryLogWriter(tmp_path / "0.log", layout="direct", buffer_size=2**64 - 1)
+    with pytest.raises(OverflowError):
+        bkcodec.EntryLogWriter(tmp_path / "1.log", layout="direct", buffer_size=2**64)

@@ -3,6 +3,8 @@ all three formats, znode paths, the Arrow table and dump directories."""
 
 from __future__ import annotations
 
+import warnings
+
 import pyarrow as pa
 import pytest
 from conftest import read_jsonl
@@ -27,7 +29,7 @@ from bkcodec import (
 
 HEADER3 = b"BookieMetadataFormatVersion\t3\n"
 
-# FORMATS.md §8.5, from TestLedgerMetadataSerDe.
+# docs/formats.md#test-vectors, from TestLedgerMetadataSerDe.
 SPEC_V3 = (
     HEADER3
     + bytes.fromhex("60 0802 1003 1800 20ffffffffffffffffff01 2801 3232")
@@ -501,6 +503,22 @@ def test_table_and_dict_from_a_dump_directory(tmp_path):
     assert load_ledger_metadata_dir(tmp_path, strict=False)[1] == a  # path order: the hierarchical one first
     with pytest.raises(OSError):
         load_ledger_metadata_dir(tmp_path / "missing")
+
+
+def test_a_dump_directory_of_unrecognised_names_says_what_it_skipped(tmp_path):
+    a = encode_ledger_metadata(LedgerMetadata([(0, ["a:1"])], digest_type="crc32c", password=b"x"))
+    _dump(tmp_path, {"ledger-5.json": a, "meta/ledger_6": a, "LAYOUT": b"1\nx"})
+    with pytest.warns(UserWarning, match="3 files skipped") as record:
+        assert ledger_metadata_table(tmp_path).num_rows == 0
+    message = str(record[0].message)
+    assert "ledger-5.json" in message and "ledger_6" in message and "decimal ledger id" in message
+    with pytest.warns(UserWarning, match="no ledger metadata found"):
+        assert load_ledger_metadata_dir(tmp_path) == {}
+    # A dump with ledgers in it passes its other files (LAYOUT, cookies, ...) without a word.
+    _dump(tmp_path, {"5": a})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ledger_metadata_table(tmp_path).column("ledger_id").to_pylist() == [5]
 
 
 def test_public_names():

@@ -25,6 +25,9 @@ REFUSED = [
     pa.binary(4),
     pa.float16(),
     pa.date64(),
+    pa.timestamp("ms", "UTC"),
+    pa.timestamp("s"),
+    pa.timestamp("ns", "UTC"),
 ]
 
 
@@ -58,6 +61,9 @@ def accepted(t: pa.DataType, views: bool) -> bool:
         (pa.binary_view(), pa.binary()),
         (pa.string_view(), pa.string()),
         (pa.date64(), pa.date32()),
+        (pa.timestamp("ms", "UTC"), pa.timestamp("us", "UTC")),
+        (pa.timestamp("s"), pa.timestamp("us")),
+        (pa.timestamp("ns", "UTC"), pa.timestamp("us", "UTC")),
         (pa.list_(pa.uint64()), pa.list_(pa.int64())),
         (pa.list_(pa.uint8(), 3), pa.list_(pa.int16())),
         (pa.large_list(pa.binary(4)), pa.large_list(pa.binary())),
@@ -153,6 +159,14 @@ def test_overflow_raises_rather_than_wrapping():
     batch = pa.RecordBatch.from_arrays([pa.array([2**63], pa.uint64())], names=["v"])
     with pytest.raises(pa.ArrowInvalid):
         to_spark_safe(batch)
+
+
+def test_millisecond_timestamps_widen_exactly():
+    ms = pa.array([1_700_000_000_123, None, -1], pa.timestamp("ms", "UTC"))
+    safe = to_spark_safe(pa.table({"t": ms})).column("t")
+    assert safe.type == pa.timestamp("us", "UTC") and safe.to_pylist() == ms.to_pylist()
+    with pytest.raises(pa.ArrowInvalid):
+        to_spark_safe(pa.table({"t": pa.array([2**62], pa.timestamp("ms"))}))
 
 
 def test_column_count_must_match_the_target():

@@ -155,6 +155,21 @@ def test_id_functions(spark, engine):
     ]
 
 
+def test_udf_columns_have_plain_names(spark):
+    from pyspark.sql import functions as F
+
+    df = spark.createDataFrame([(0, 1, 1028, b"x")], "scope_id long, ledger_id long, location long, raw binary")
+    out = df.select(
+        bkcodec_spark.qualified_name_udf("scope_id", "ledger_id"),
+        bkcodec_spark.ledger_id_udf(F.lit("0" * 32)),
+        bkcodec_spark.location_log_id_udf("location"),
+        bkcodec_spark.location_offset_udf("location"),
+        bkcodec_spark.decode_entry_udf("raw"),
+    )
+    assert out.columns == ["qualified_name", "ledger", "log_id", "offset", "entry"]
+    assert df.select(bkcodec_spark.qualified_name_udf("scope_id", "ledger_id").alias("q")).columns == ["q"]
+
+
 def test_register_for_sql(spark, raw_df):
     names = bkcodec_spark.register(spark, password="pw")
     assert "bk_decode_entry" in names and "bk_location_offset" in names

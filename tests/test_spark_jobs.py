@@ -53,23 +53,31 @@ def test_storage_report_with_and_without_scan(spark, bookie):
     logs = [str(bookie.root / "ledgers")]
     rows = storage_report.storage_report(spark, logs, password=PASSWORD).collect()
     report = {(r.file.rsplit("/", 1)[-1], r.ledger_id): r for r in rows}
-    # The rolled log's map, exactly as bkcodec reads it.
+    # The rolled log: entries counted per (scope, ledger), equal to its map.
     sizes = bkcodec.ledgers_map(bookie.logs["rolled"])
     assert sizes.source == "map"
     assert {ledger: report[("0.log", ledger)].bytes for ledger in sizes.ledgers} == sizes.ledgers
-    assert {report[("0.log", ledger)].source for ledger in sizes.ledgers} == {"map"}
-    # The open log has no map: its entries were counted.
+    assert {ledger: report[("0.log", ledger)].map_bytes for ledger in sizes.ledgers} == sizes.ledgers
+    assert {(report[("0.log", ledger)].state, report[("0.log", ledger)].scope_id) for ledger in sizes.ledgers} == {
+        ("rolled", 0)
+    }
+    # The open log has no map: reported as open, its entries counted.
     counted = bkcodec.ledgers_map(bookie.logs["open"])
     assert counted.source == "scan"
-    assert report[("1.log", 5)].source == "scan" and report[("1.log", 5)].bytes == counted.ledgers[5]
-    # The garbage file is a row with a note, not a failed job.
-    assert report[("3.log", None)].bytes is None and report[("3.log", None)].note
+    open_row = report[("1.log", 5)]
+    assert (open_row.state, open_row.source, open_row.bytes) == ("open", "scan", counted.ledgers[5])
+    assert open_row.note.startswith("open:") and "corrupt" not in open_row.note
+    # The log that lost its map is a finding; the garbage file is a row with a note.
+    assert report[("2.log", 6)].note.startswith("map unusable")
+    assert report[("3.log", None)].state == "unreadable" and report[("3.log", None)].note
+    found = {r.file.rsplit("/", 1)[-1] for r in storage_report.findings(spark.createDataFrame(rows)).collect()}
+    assert found == {"2.log", "3.log"}
 
     maps_only = storage_report.storage_report(spark, logs, password=PASSWORD, scan=False)
     unsized = {r.file.rsplit("/", 1)[-1]: r for r in maps_only.where("ledger_id IS NULL").collect()}
-    assert "never rolled" in unsized["1.log"].note and unsized["1.log"].source is None
+    assert unsized["1.log"].note.startswith("open: no ledgers map") and unsized["1.log"].source is None
     assert "unusable" in unsized["2.log"].note  # its map was torn off
-    assert maps_only.where("source = 'scan'").count() == 0
+    assert maps_only.where("source = 'scan' OR scope_id IS NOT NULL").count() == 0
 
     totals = {r.ledger_id: r.bytes for r in storage_report.per_ledger(maps_only).collect()}
     assert totals == sizes.ledgers
@@ -115,7 +123,9 @@ def test_jobs_run_for_real(tmp_path):
         sizes = bkcodec.ledgers_map(log)
         rows = [r for r in report if r["file"] == str(log)]
         assert {r["ledger_id"]: r["bytes"] for r in rows} == sizes.ledgers
-        assert {r["source"] for r in rows} == {sizes.source}
+        # The BP-35 ledgers 7 and 8 keep their scope.
+        assert {(r["scope_id"], r["ledger_id"]) for r in rows} == {(0, 1), (0, 2), (0, 3), (0, 4), (5, 7), (5, 8)}
+        assert {r["state"] for r in rows} == {"rolled" if sizes.source == "map" else "open"}
 
     code, out, err = results["digest_audit"]
     assert code == 1, err  # the planted damage, and nothing else
@@ -124,15 +134,23 @@ def test_jobs_run_for_real(tmp_path):
     assert {(os.path.relpath(r["file"], sample.root), r["offset"]) for r in audit} == {
         (d.file, d.offset) for d in sample.damage
     }
+    assert "scope_id" in audit[0]
 
     code, out, err = results["export_parquet"]
     assert code == 0, err
-    partitioning = ds.partitioning(pa.schema([("ledger_id", pa.int64())]), flavor="hive")
+    partitioning = ds.partitioning(pa.schema([("scope_id", pa.int64()), ("ledger_id", pa.int64())]), flavor="hive")
     exported = ds.dataset(tmp_path / "export", format="parquet", partitioning=partitioning).to_table()
     expected = bkcodec.read_entry_log(rolled, ledger_metadata=str(sample.metadata_dir)).read_all()
     assert exported.num_rows == expected.num_rows
-    partitions = [name for name in os.listdir(tmp_path / "export") if not name.startswith(("_", "."))]
-    assert sorted(partitions) == sorted({f"ledger_id={ledger}" for ledger in expected.column("ledger_id").to_pylist()})
+    partitions = [
+        f"{scope}/{ledger}"
+        for scope in os.listdir(tmp_path / "export")
+        if not scope.startswith(("_", "."))
+        for ledger in os.listdir(tmp_path / "export" / scope)
+    ]
+    pairs = set(zip(expected.column("scope_id").to_pylist(), expected.column("ledger_id").to_pylist()))
+    assert sorted(partitions) == sorted(f"scope_id={scope}/ledger_id={ledger}" for scope, ledger in pairs)
+    assert "scope_id=5/ledger_id=7" in partitions
 
     def key(r):
         return (r["scope_id"], r["ledger_id"], r["entry_id"])
@@ -140,3 +158,26 @@ def test_jobs_run_for_real(tmp_path):
     assert {key(r): (r["payload"], r["digest_ok"]) for r in exported.to_pylist()} == {
         key(r): (r["payload"], r["digest_ok"]) for r in expected.to_pylist()
     }
+
+
+def test_exit_codes_and_one_line_errors(tmp_path, bookie):
+    """Bad input and existing outputs fail at once, before Spark starts: exit 2, one line."""
+    existing = tmp_path / "out"
+    existing.mkdir()
+    log = str(bookie.logs["rolled"])
+    cases = [
+        ("digest_audit", ["/nonexistent"], "no such file or directory: /nonexistent"),
+        ("storage_report", [str(tmp_path / "*.log")], "no file matches"),
+        ("export_parquet", [log, str(existing)], "already exists (pass --overwrite to replace it)"),
+        ("digest_audit", [log, "--output", str(existing)], "already exists (pass --overwrite to replace it)"),
+        ("storage_report", [log, "--output", str(existing)], "already exists (pass --overwrite to replace it)"),
+    ]
+    for name, args, message in cases:
+        out, err = (process := job(name, *args)).communicate(timeout=120)
+        assert process.returncode == 2, (name, err)
+        assert err.strip().splitlines() == [f"{name}: error: {message}"] or (
+            len(err.strip().splitlines()) == 1 and message in err
+        ), err
+    # Usage errors are argparse's, also exit 2.
+    process = job("export_parquet", log, str(tmp_path / "x"), "--overwrite", "--append")
+    assert process.wait(timeout=120) == 2

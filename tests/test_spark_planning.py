@@ -10,7 +10,9 @@ import pytest
 
 pytest.importorskip("bkcodec_spark")
 from bkcodec_spark import files  # noqa: E402
+from bkcodec_spark import planning  # noqa: E402
 from bkcodec_spark.datasource import ReadPlan, parse_size  # noqa: E402
+from bkcodec_spark.pushdown import Pushed  # noqa: E402
 
 
 @pytest.fixture
@@ -23,7 +25,7 @@ def bookie(tmp_path):
         "ledgers/current/lastMark": 16,
         "ledgers/current/0/3/3.idx": 1024,
         "journal/current/18bcfe56800.txn": 700,
-        "journal/current/18bcfe56801.TXN": 700,
+        "journal/current/18bcfe56801.txn": 700,
     }
     for name, size in layout.items():
         path = tmp_path / name
@@ -35,7 +37,11 @@ def bookie(tmp_path):
 def test_kind_from_bookkeeper_file_names():
     assert files.kind_of("/x/current/1a.log") == "entrylog"
     assert files.kind_of("18bcfe56800.txn") == "journal"
-    assert files.kind_of("a/b/ff.IDX") == "index"
+    assert files.kind_of("a/b/ff.idx") == "index"
+    # Names as BookKeeper writes them, and only those (bkcodec.file_kind decides).
+    assert files.kind_of("a/b/ff.IDX") is None
+    assert files.kind_of("bookie-server.log") is None
+    assert files.name_id_of("/x/current/1a.log") == 0x1A and files.name_id_of("bookie-server.log") is None
     assert files.kind_of("lastMark") is None
     assert files.kind_of("0.log.compacting") is None
 
@@ -49,7 +55,7 @@ def test_directories_globs_and_json_lists(bookie):
     # Sorted by path (journal/ before ledgers/), each file once.
     assert [os.path.basename(p) for p in files.expand_paths(both)] == [
         "18bcfe56800.txn",
-        "18bcfe56801.TXN",
+        "18bcfe56801.txn",
         "0.log",
     ]
     assert files.expand_paths(str(bookie / "**" / "*.idx")) == [str(bookie / "ledgers/current/0/3/3.idx")]
@@ -64,8 +70,16 @@ def test_missing_paths_raise(bookie):
 
 def test_kind_selection(bookie):
     every = files.expand_paths(str(bookie))
-    with pytest.raises(ValueError, match=r"2 entrylog, 1 index, 2 journal .*option\('kind'"):
-        files.select_kind(every, "auto")
+    # Entry logs and journals together are a bookie directory, read merged; index
+    # files are left to kind=index.
+    kind, both = files.select_kind(every, "auto")
+    assert kind == "bookie" and [os.path.basename(p) for p in both] == [
+        "18bcfe56800.txn",
+        "18bcfe56801.txn",
+        "0.log",
+        "1a.log",
+    ]
+    assert files.select_kind(files.expand_paths(str(bookie / "**" / "*.idx")), "auto")[0] == "index"
     assert files.select_kind(every, "journal")[1] == files.expand_paths(str(bookie / "journal"))
     kind, logs = files.select_kind(files.expand_paths(str(bookie / "ledgers" / "current" / "*.log")), "auto")
     assert kind == "entrylog" and len(logs) == 2
@@ -78,7 +92,7 @@ def test_kind_selection(bookie):
         files.select_kind([odd], "auto")
 
 
-def test_large_entry_logs_split_into_ranges_that_tile_the_file(bookie):
+def test_large_entry_logs_and_journals_split_into_ranges_that_tile_the_file(bookie):
     logs = files.expand_paths(str(bookie / "ledgers" / "current" / "*.log"))
     splits = files.plan_splits(logs, "entrylog", 1000)
     assert [(os.path.basename(s.path), s.start, s.end) for s in splits] == [
@@ -88,7 +102,10 @@ def test_large_entry_logs_split_into_ranges_that_tile_the_file(bookie):
         ("1a.log", 2000, 2500),
     ]
     journals = files.expand_paths(str(bookie / "journal"))
-    assert all(s.start is None for s in files.plan_splits(journals, "journal", 100))
+    assert [(s.start, s.end) for s in files.plan_splits(journals[:1], "journal", 300)] == [(0, 300), (300, 600), (600, 700)]
+    # Index files are small and read whole.
+    index = files.expand_paths(str(bookie / "**" / "*.idx"))
+    assert [s.start for s in files.plan_splits(index, "index", 100)] == [None]
     # A file that vanished is planned whole; reading it gives a flagged row.
     assert files.plan_splits([str(bookie / "gone.log")], "entrylog", 10) == [
         files.FileSplit(str(bookie / "gone.log"), "entrylog")
@@ -118,13 +135,24 @@ def test_plan_from_options(bookie):
             "digestType": "CRC32C",
             "splitSize": "1k",
             "verify": "False",
+            "minPartitions": "3",
         }
     )
-    assert plan.kind == "entrylog"
+    assert plan.kind == "entrylog" and plan.split_size == 1024 and plan.min_partitions == 3
     assert plan.options == files.ReadOptions(digest_type="crc32c", password="", verify=False, payload="binary")
-    assert len(plan.splits) == 1 + 3
+    listing = plan.list_files()
+    assert [(os.path.basename(f.path), f.size) for f in listing.files] == [("0.log", 10), ("1a.log", 2500)]
+    partitions = planning.plan_partitions(listing, Pushed(), split_size=plan.split_size, min_partitions=3)
+    assert sorted((os.path.basename(s.path), s.start) for p in partitions for s in p) == [
+        ("0.log", None),
+        ("1a.log", 0),
+        ("1a.log", 1024),
+        ("1a.log", 2048),
+    ]
     assert plan.options.reader_arguments["digest_type"] == "crc32c"
     assert files.ReadOptions().reader_arguments["digest_type"] is None  # auto: inferred
+    # Spark hands option names over lower-cased; they are matched as such.
+    assert ReadPlan.from_options({"path": str(bookie / "journal"), "splitsize": "2k"}).split_size == 2048
 
 
 @pytest.mark.parametrize(
@@ -135,6 +163,9 @@ def test_plan_from_options(bookie):
         ({"payload": "text"}, "payload must be"),
         ({"verify": "yes"}, "verify must be"),
         ({"splitSize": "big"}, "not a size"),
+        ({"batchSize": "10"}, r"unknown option 'batchSize' .* it takes kind, digestType"),
+        ({"minPartitions": "0"}, "minPartitions must be a positive"),
+        ({"kind": "wal"}, "kind must be"),
     ],
 )
 def test_bad_options(bookie, options, message):

@@ -1,4 +1,4 @@
-"""v2 wire frames (FORMATS.md §10, §13 vectors) and the metadata RPC messages."""
+"""v2 wire frames (docs/formats.md#v2-wire-frames, #test-vectors) and the metadata RPC messages."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from bkcodec import (
     wire,
 )
 
-# Ledger 1, entry 0, LAC -1, length 5, "hello", CRC32C (§13).
+# Ledger 1, entry 0, LAC -1, length 5, "hello", CRC32C (docs/formats.md#test-vectors).
 HEADER = struct.pack(">qqqq", 1, 0, -1, 5)
 HELLO = HEADER + struct.pack(">I", crc32c(HEADER + b"hello")) + b"hello"
 KEY = hashlib.sha1(b"ledger" + b"secret").digest()
@@ -183,6 +183,23 @@ def test_split_frames():
     with pytest.raises(TruncatedError) as info:
         wire.split_frames(stream[:-1])
     assert info.value.offset == len(frames[0]) + len(frames[1]) + 4
+
+
+def test_split_frames_of_a_stream_cut_mid_frame():
+    frames = [wire.encode_add_request(KEY, HELLO), wire.encode_read_request(1, 0), wire.AuthMessage("p", b"x").encode()]
+    stream = b"".join(frames)
+    ends = [sum(len(f) for f in frames[: i + 1]) for i in range(len(frames))]
+    for cut in range(len(stream) + 1):
+        whole, rest = wire.split_frames(stream[:cut], partial=True)
+        assert whole == [f for f, end in zip(frames, ends) if end <= cut], cut
+        assert rest == stream[sum(len(f) for f in whole) : cut]
+    # The rest, with the bytes that arrive next, makes the frame whole.
+    whole, rest = wire.split_frames(stream[:-3], partial=True)
+    assert wire.split_frames(rest + stream[-3:]) == frames[len(whole) :]
+    # A length no frame can have is damage, raised at its offset.
+    with pytest.raises(CorruptDataError) as info:
+        wire.split_frames(frames[0] + b"\xff\xff\xff\xff" + b"x", partial=True)
+    assert info.value.offset == len(frames[0])
 
 
 def test_return_code_mapping_and_enums_agree():

@@ -117,3 +117,75 @@ def passthrough_seconds(frame, repeats: int = 3) -> float:
     moving the entries to Python and back, the floor under decode_seconds."""
     passed = frame.mapInArrow(pass_batches, "entry binary")
     return _best_of(lambda: passed.write.format("noop").mode("overwrite").save(), repeats)
+
+
+# The bookkeeper data source against Spark's own Parquet reader on the same rows.
+
+
+def bookie_logs(logs: int, entries_per_log: int, ledgers: int = 75, payload_size: int = 100):
+    """A cached directory of `logs` rolled entry logs, each `entries_per_log` CRC-32C
+    entries spread over `ledgers` ledgers (ids 1..ledgers, in a fixed random order)."""
+    import random
+    import shutil
+    from pathlib import Path
+
+    import bkcodec
+
+    from benchmarks._workloads import data_dir
+
+    path = data_dir() / f"bookie-{logs}x{entries_per_log}x{ledgers}x{payload_size}"
+    if path.exists():
+        return path
+    tmp = Path(f"{path}.{os.getpid()}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    pick = random.Random(16)
+    payload = bytes(range(256))[:payload_size] * (payload_size // 256 + 1)
+    next_entry: dict[int, int] = {}
+    for log in range(logs):
+        with bkcodec.EntryLogWriter(tmp / f"{log:x}.log", log) as writer:
+            for _ in range(entries_per_log):
+                ledger = pick.randrange(1, ledgers + 1)
+                entry = next_entry.get(ledger, 0)
+                next_entry[ledger] = entry + 1
+                writer.add_entry(
+                    bkcodec.encode_entry(ledger, entry, entry - 1, (entry + 1) * payload_size, payload[:payload_size])
+                )
+    tmp.replace(path)
+    return path
+
+
+def parquet_copy(spark, logs_dir) -> str:
+    """The data source's rows of `logs_dir` written once as Parquet beside it."""
+    target = f"{logs_dir}.parquet"
+    if not os.path.exists(target):
+        tmp = f"{target}.{os.getpid()}.tmp"
+        spark.read.format("bookkeeper").load(str(logs_dir)).write.mode("overwrite").parquet(tmp)
+        os.replace(tmp, target)
+    return target
+
+
+def best_seconds(job, repeats: int = 5) -> float:
+    """The best of `repeats` runs of `job`, after one warm-up run (other work on the
+    machine only ever slows a run down)."""
+    return _best_of(job, repeats)
+
+
+def best_seconds_each(jobs: dict, repeats: int = 5) -> dict:
+    """The best of `repeats` runs of each job, taking turns (one warm-up round first),
+    so that load from elsewhere on the machine falls on every job alike."""
+    best = {name: float("inf") for name in jobs}
+    for round_ in range(repeats + 1):
+        for name, job in jobs.items():
+            started = time.perf_counter()
+            job()
+            if round_:
+                best[name] = min(best[name], time.perf_counter() - started)
+    return best
+
+
+def storage_groupby(df):
+    """What a storage report asks: entries and bytes per ledger."""
+    from pyspark.sql import functions as F
+
+    return lambda: df.groupBy("ledger_id").agg(F.count(F.lit(1)), F.sum("length")).collect()

@@ -168,6 +168,52 @@ def journal(total_bytes: int, payload_size: int) -> tuple[Path, int]:
     return cached_file(f"journal-{count}x{payload_size}-v6.txn", write), count
 
 
+# How a cached file's bytes came into the page cache: the kernel keeps what one large
+# write() brought in as large folios, and what many small writes brought in as 4 KiB
+# pages, and both mapping and copying a file run at very different speeds on the two.
+ONE_WRITE = "in one write()"
+RECORD_WRITES = "record by record"
+PAGE_CACHE_STATES = (ONE_WRITE, RECORD_WRITES)
+
+
+@functools.lru_cache(maxsize=4)
+def entry_log_as_written(total_bytes: int, payload_size: int, state: str) -> tuple[Path, int]:
+    """The entry log of `entry_log(total_bytes, payload_size)`, written afresh (once
+    per process) to a new file in the page-cache `state`: in one write(), or in one
+    write() per record (the 1024-byte header, each record, then the ledgers map), as
+    a bookie appends. A new file and inode each time, so no earlier state lingers;
+    renamed into place, so a concurrent reader keeps the file it opened."""
+    source, count = entry_log(total_bytes, payload_size)
+    data = source.read_bytes()
+    record = 4 + _V1_CRC32C_HEADER + payload_size
+    if state == ONE_WRITE:
+        pieces = [memoryview(data)]
+    elif state == RECORD_WRITES:
+        view = memoryview(data)
+        records_end = _LEGACY_HEADER + count * record
+        pieces = [view[:_LEGACY_HEADER]]
+        pieces += [view[at : at + record] for at in range(_LEGACY_HEADER, records_end, record)]
+        pieces.append(view[records_end:])
+    else:
+        raise ValueError(f"unknown page-cache state {state!r}")
+    slug = "one-write" if state == ONE_WRITE else "record-writes"
+    path = data_dir() / f"{source.stem}-{slug}.log"
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        for piece in pieces:
+            while piece:
+                piece = piece[os.write(fd, piece) :]
+    finally:
+        os.close(fd)
+    tmp.replace(path)
+    return path, count
+
+
+_LEGACY_HEADER = 1024
+_V1_CRC32C_HEADER = 36
+
+
 def memory_read(buffer) -> int:
     """The physical floor: read every byte once (numpy sum of 8-byte words)."""
     view = memoryview(buffer).cast("B")
@@ -185,6 +231,27 @@ def file_memory_read(path: Path) -> int:
     return total
 
 
+READ_CHUNKS = (256 * KiB, MiB, 4 * MiB)
+
+
+@functools.lru_cache(maxsize=len(READ_CHUNKS))
+def _read_buffer(chunk: int) -> tuple[bytearray, np.ndarray]:
+    buffer = bytearray(chunk)
+    return buffer, np.frombuffer(buffer, dtype=np.uint64)
+
+
+def file_read(path: Path, chunk: int = MiB) -> int:
+    """The other floor for a file: read() it in `chunk`-byte pieces into one reused
+    buffer and read every byte once (numpy sum of 8-byte words, as
+    `file_memory_read`; a trailing partial word is not summed)."""
+    buffer, words = _read_buffer(chunk)
+    total = 0
+    with open(path, "rb", buffering=0) as f:
+        while n := f.readinto(buffer):
+            total += int(words[: n // 8].sum())
+    return total % 2**64
+
+
 def seconds_per_call(fn: Callable, *args, min_time: float = 0.02, repeats: int = 3) -> float:
     """The best of `repeats` timings of `fn(*args)`, each over enough calls to last
     at least `min_time`; seconds per call. The loop is timeit's, so the overhead
@@ -199,4 +266,43 @@ def seconds_per_call(fn: Callable, *args, min_time: float = 0.02, repeats: int =
     best = elapsed / number
     for _ in range(repeats - 1):
         best = min(best, timer.timeit(number) / number)
+    return best
+
+
+def location_index(count: int) -> Path:
+    """A DbLedgerStorage `locations` database (a bookie's RocksDB options, LZ4) of
+    `count` entries in 1000-entry ledgers spread over 8 entry logs, flushed to
+    table files. Needs rocksdict (bkcodec[rocksdb])."""
+
+    def write(path: Path) -> None:
+        from bkcodec import index_db
+
+        step = 1_000_000
+        for first in range(0, count, step):
+            rows = [(i // 1000, i % 1000, (i % 8) << 32 | (1028 + 64 * (i // 8))) for i in range(first, min(count, first + step))]
+            index_db.write_location_index(path, rows)
+
+    return cached_file(f"locations-{count}", write)
+def seconds_side_by_side(calls: list, min_time: float = 0.02, repeats: int = 3) -> list[float]:
+    """The best seconds per call of each of `calls` (a function, or a function and
+    its arguments as a tuple), timed in turn: each is calibrated as in
+    `seconds_per_call`, then every round times each once, so that other work on
+    the machine weighs on all of them alike. Each timing follows one untimed call,
+    so that none is timed on the caches and memory another one just left."""
+    timers, numbers, best = [], [], []
+    for call in calls:
+        fn, args = call if isinstance(call, tuple) else (call, ())
+        names = [f"a{i}" for i in range(len(args))]
+        timer = timeit.Timer(f"fn({', '.join(names)})", globals={"fn": fn, **dict(zip(names, args))})
+        number, elapsed = 1, timer.timeit(1)
+        while elapsed < min_time:
+            number = max(number + 1, min(number * 10, int(number * min_time / max(elapsed, 1e-9) * 1.2)))
+            elapsed = timer.timeit(number)
+        timers.append(timer)
+        numbers.append(number)
+        best.append(elapsed / number)
+    for _ in range(repeats - 1):
+        for i, (timer, number) in enumerate(zip(timers, numbers)):
+            timer.timeit(1)
+            best[i] = min(best[i], timer.timeit(number) / number)
     return best

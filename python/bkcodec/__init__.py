@@ -62,6 +62,17 @@ from bkcodec._bkcodec import (
     write_last_mark,
 )
 from bkcodec._bkcodec import digest_types, error_kinds, reader_schema
+from bkcodec._bkcodec import (
+    BookieFile,
+    BookieLayout,
+    Cookie,
+    IndexDatabase,
+    bookie_layout,
+    decode_ledger_index,
+    decode_location_index,
+    file_kind,
+    read_cookie,
+)
 
 __all__ = [
     "BookieId",
@@ -120,7 +131,33 @@ __all__ = [
     "digest_types",
     "error_kinds",
     "reader_schema",
+    # bookies as a whole: layout, cookies, DbLedgerStorage indexes (reading them needs bkcodec[rocksdb])
+    "BookieFile",
+    "BookieLayout",
+    "Cookie",
+    "IndexDatabase",
+    "RocksDBUnavailableError",
+    "bookie_layout",
+    "decode_ledger_index",
+    "decode_location_index",
+    "file_kind",
+    "read_bookie",
+    "read_cookie",
+    "read_ledger_index",
+    "read_location_index",
+    "storage_flags",
+    "write_ledger_index",
+    "write_location_index",
 ]
 
-# Submodules: v2 wire frames and the metadata RPC messages.
-from bkcodec import rpc, wire  # noqa: E402
+# Submodules: v2 wire frames, the metadata RPC messages, Apache Pulsar.
+from bkcodec import pulsar, rpc, wire  # noqa: E402
+from bkcodec.bookie import read_bookie  # noqa: E402
+from bkcodec.index_db import (  # noqa: E402
+    RocksDBUnavailableError,
+    read_ledger_index,
+    read_location_index,
+    storage_flags,
+    write_ledger_index,
+    write_location_index,
+)

@@ -18,25 +18,41 @@ from .output import Output
 PROG = "bkcodec"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from . import ledger_ids
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line, as every other error (the usage itself is on --help)."""
 
-    parent = argparse.ArgumentParser(add_help=False)
-    common = parent.add_argument_group("output")
-    common.add_argument("--json", action="store_true", help="print JSON for machines instead of tables")
+    def error(self, message: str):  # type: ignore[override]
+        sys.exit(_error(f"{message} (see '{self.prog} --help')"))
+
+
+def _add_common_options(p: argparse.ArgumentParser, default: object) -> None:
+    common = p.add_argument_group("output")
+    common.add_argument("--json", action="store_true", default=default, help="print JSON for machines instead of tables")
     common.add_argument(
         "--no-progress",
         action="store_true",
+        default=default,
         help="no progress bars (they are shown only when stderr is a terminal)",
     )
 
-    parser = argparse.ArgumentParser(
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import ledger_ids
+
+    # The common options go before the command or after it. A subcommand's defaults
+    # would overwrite what was given before it, so there they default to nothing.
+    parent = _Parser(add_help=False)
+    _add_common_options(parent, argparse.SUPPRESS)
+
+    parser = _Parser(
         prog=PROG,
         description="Inspect, verify, dump and export Apache BookKeeper bookie files "
-        "(entry logs, journals, index files, lastMark, lastId).",
+        "(entry logs, journals, index files, lastMark, lastId) and DbLedgerStorage's "
+        "RocksDB indexes.",
         epilog="Exit codes: 0 clean, 1 damage found, 2 usage or I/O error.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    _add_common_options(parser, False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in _command_modules():
         module.add_parser(sub, parent)
@@ -45,9 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _command_modules() -> list:
-    from . import demo, dump_entries, export_arrow, inspect_files, verify_digests
+    from . import demo, dump_entries, export_arrow, inspect_files, pulsar_messages, rebuild_index, verify_digests
 
-    return [inspect_files, verify_digests, dump_entries, export_arrow, demo]
+    return [inspect_files, verify_digests, dump_entries, export_arrow, rebuild_index, pulsar_messages, demo]
 
 
 def _version() -> str:
@@ -91,6 +107,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             text = f"{path}: {text}"
         return _error(text)
     except Exception as err:
+        from ..index_db import RocksDBUnavailableError
+
+        if isinstance(err, RocksDBUnavailableError):  # an optional extra is missing: say which
+            return _error(str(err))
         if os.environ.get("BKCODEC_DEBUG"):
             raise
         return _error(f"internal error: {type(err).__name__}: {err} (set BKCODEC_DEBUG=1 for a traceback)")

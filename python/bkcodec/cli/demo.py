@@ -4,7 +4,9 @@ verify and export it, checking that verify finds exactly what was planted."""
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -141,14 +143,26 @@ def run(args: argparse.Namespace, out: Output) -> int:
             if remove:
                 out.line(f"(the demo directory {root_dir} is removed now; run with --keep or --dir DIR to keep it)")
             else:
+                bkcodec, python = _runnable("bkcodec"), _runnable("python")
                 out.line("try:")
-                out.line(f"  bkcodec dump {bookie / sample.damage[0].file if sample.damage else bookie} --ledger 1 --entry 2:5")
-                out.line(f"  bkcodec ledger-id 00000000-0000-0005-0000-000000000007 --ledger-dir {sample.ledger_dir}")
-                out.line(f"  python -c \"import pyarrow.parquet as pq; print(pq.read_table('{parquet['output']}'))\"")
+                out.line(f"  {bkcodec} dump {bookie / sample.damage[0].file if sample.damage else bookie} --ledger 1 --entry 2:5")
+                out.line(f"  {bkcodec} ledger-id 00000000-0000-0005-0000-000000000007 --ledger-dir {sample.ledger_dir}")
+                out.line(f"  {python} -c \"import pyarrow.parquet as pq; print(pq.read_table('{parquet['output']}'))\"")
         return EXIT_OK if check_ok else EXIT_DAMAGE
     finally:
         if remove:
             shutil.rmtree(root_dir, ignore_errors=True)
+
+
+def _runnable(name: str) -> str:
+    """How a fresh shell runs this installation's `name` (`bkcodec`, `python`): the bare
+    name when PATH finds this installation's, else its path (relative when below the
+    working directory), so printed commands work without activating the virtualenv."""
+    script = Path(sys.executable).with_name(name)
+    if not script.exists() or shutil.which(name) == str(script):
+        return name
+    relative = os.path.relpath(script)
+    return str(script) if relative.startswith("..") else relative
 
 
 def _print_parquet_summary(out: Output, path: Path) -> None:

@@ -1,13 +1,19 @@
-"""Finding bookie files: explicit paths and whole bookie directories."""
+"""Finding bookie files: explicit paths and whole bookie directories.
+
+What a file is comes from the core (`bkcodec.file_kind`, `bkcodec.bookie_layout`),
+the one place that knows how BookKeeper names and places its files: a file inside
+a RocksDB database (DbLedgerStorage's index) is never an entry log, log4j's
+`*.log` files are not entry logs, text named like an entry log is skipped.
+"""
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import BookieFile, BookieLayout, bookie_layout, file_kind
 from .errors import CliError, UnknownFormatError
 
 ENTRY_LOG = "entry_log"
@@ -18,80 +24,67 @@ LAST_ID = "last_id"
 
 KINDS = (ENTRY_LOG, JOURNAL, INDEX, LAST_MARK, LAST_ID)
 
-# File names as the bookie writes them (FORMATS.md §3.1, §5.1, §5.6, §6.1): hex ids for
-# logs, journals and index files, so log4j's `bookkeeper-server.log` never matches.
-_NAMED = (
-    (re.compile(r"^[0-9a-fA-F]+\.log$"), ENTRY_LOG),
-    (re.compile(r"^[0-9a-fA-F]+\.txn$"), JOURNAL),
-    (re.compile(r"^[0-9a-fA-F]+\.idx$"), INDEX),
-    (re.compile(r"^lastMark(\.\d+)?$"), LAST_MARK),
-    (re.compile(r"^lastId$"), LAST_ID),
-)
-
-_MAGIC = {b"BKLO": ENTRY_LOG, b"BKLG": JOURNAL, b"BKLE": INDEX}
-_MAGIC_OF = {kind: magic for magic, kind in _MAGIC.items()}
+__all__ = ["BookieFile", "Discovery", "KINDS", "classify", "discover", "find_bookie_files", "journal_marks"]
 
 
-@dataclass(frozen=True)
-class BookieFile:
-    path: Path
-    kind: str
-
-    def __str__(self) -> str:
-        return str(self.path)
+def _words(kind: str) -> str:
+    return kind.replace("_", " ")
 
 
-def kind_from_name(name: str) -> str | None:
-    for pattern, kind in _NAMED:
-        if pattern.match(name):
-            return kind
-    return None
-
-
-def _head(path: Path, n: int = 64) -> bytes:
+def _head(path: Path, n: int = 8) -> bytes:
     with path.open("rb") as f:
         return f.read(n)
 
 
-_TEXT = set(range(0x20, 0x7F)) | {0x09, 0x0A, 0x0D}
-
-
-def _is_text(head: bytes) -> bool:
-    return bool(head) and all(b in _TEXT for b in head)
-
-
-def _text_instead_of(kind: str, head: bytes) -> bool:
-    """A file named like an entry log or index file that holds text (a log4j
-    `0.log`, say) rather than a damaged binary file, which readers report on."""
-    magic = _MAGIC_OF.get(kind)
-    return kind in (ENTRY_LOG, INDEX) and magic is not None and not head.startswith(magic) and _is_text(head)
-
-
-def classify(path: Path) -> str:
-    """The kind of a file named on the command line, by name and then by magic.
-
-    Raises UnknownFormatError for anything else, and for text in a file named like
-    an entry log or index file. A binary file whose magic is wrong is taken on its
-    name: the readers then report its damaged header.
-    """
-    head = _head(path)
-    kind = kind_from_name(path.name)
-    if kind is None:
-        kind = _MAGIC.get(head[:4])
-        if kind is None:
-            raise UnknownFormatError(
-                "unknown format: not an entry log, journal, index file, lastMark or lastId "
-                f"(name not recognised, first bytes {head[:8].hex() or 'none'})",
-                str(path),
-            )
-        return kind
-    if _text_instead_of(kind, head):
+def classify(path: Path) -> BookieFile:
+    """The kind of a file named on the command line (by name and place, else by
+    magic). Raises UnknownFormatError for anything that is not a bookie file."""
+    found = file_kind(path)
+    if found.kind == "other":
+        if found.note:
+            raise UnknownFormatError(f"unknown format: {found.note}", str(path))
         raise UnknownFormatError(
-            f"unknown format: named like a {kind.replace('_', ' ')} but holds text "
-            f"(no {_MAGIC_OF[kind].decode()} magic)",
+            "unknown format: not an entry log, journal, index file, lastMark or lastId "
+            f"(name not recognised, first bytes {_head(path).hex() or 'none'})",
             str(path),
         )
-    return kind
+    return found
+
+
+@dataclass
+class Discovery:
+    """What the command-line paths hold: bookie files, and the layout of each
+    directory among them (its databases, cookies and directories)."""
+
+    files: list[BookieFile] = field(default_factory=list)
+    layouts: list[BookieLayout] = field(default_factory=list)
+
+    @property
+    def databases(self) -> list:
+        return [db for layout in self.layouts for db in layout.databases]
+
+
+def journal_marks(layouts: Iterable[BookieLayout]) -> dict[str, int]:
+    """For each journal a bookie's `lastMark` names, the offset it names there (by the
+    journal's real path). BookKeeper replays from the largest mark its ledger
+    directories hold; a mark past the journal's data means lost writes."""
+    from .. import read_last_mark
+
+    marks: dict[str, int] = {}
+    for layout in layouts:
+        found = []
+        for f in layout.files_of(LAST_MARK):
+            try:
+                found.append(read_last_mark(f.path))
+            except (OSError, ValueError):
+                pass  # verify reports the lastMark file itself
+        if not found:
+            continue
+        mark = max(found)
+        for j in layout.journals:
+            if j.journal_id == mark.journal_id:
+                marks[os.path.realpath(j.path)] = mark.offset
+    return marks
 
 
 def _check_readable(path: Path) -> None:
@@ -101,63 +94,50 @@ def _check_readable(path: Path) -> None:
         raise CliError("permission denied", str(path))
 
 
-def walk(root: Path) -> list[BookieFile]:
-    """Every bookie file below a directory, sorted by path; other files are skipped."""
-    found: list[BookieFile] = []
-
-    def on_error(err: OSError) -> None:
-        raise CliError(err.strerror or str(err), err.filename)
-
-    for dirpath, dirnames, filenames in os.walk(root, onerror=on_error):
-        dirnames.sort()
-        for name in sorted(filenames):
-            kind = kind_from_name(name)
-            if kind is None:
-                continue
-            path = Path(dirpath, name)
-            if kind in (ENTRY_LOG, INDEX):
-                # Skip text files a walk stumbles on that only look like ours by name.
-                try:
-                    head = _head(path)
-                except OSError as err:
-                    raise CliError(err.strerror or str(err), str(path)) from None
-                if _text_instead_of(kind, head):
-                    continue
-            found.append(BookieFile(path, kind))
-    return found
-
-
-def find_bookie_files(paths: Iterable[str | os.PathLike[str]], kinds: Iterable[str] = KINDS) -> list[BookieFile]:
+def discover(
+    paths: Iterable[str | os.PathLike[str]], kinds: Iterable[str] = KINDS, *, allow_databases: bool = False
+) -> Discovery:
     """Resolves command-line paths: files are classified, directories walked.
 
-    A directory that holds no bookie file is an error, as is a file of an unwanted kind.
+    A directory holding no bookie file of the wanted kinds is an error (unless
+    `allow_databases` and it holds index databases), as is a file of an unwanted
+    kind. The same file named twice is read once.
     """
     wanted = set(kinds)
-    out: list[BookieFile] = []
+    out = Discovery()
     for p in paths:
         path = Path(p)
         _check_readable(path)
         if path.is_dir():
-            found = [f for f in walk(path) if f.kind in wanted]
-            if not found:
-                names = ", ".join(k.replace("_", " ") for k in KINDS if k in wanted)
+            if file_kind(path).kind == "rocksdb" and not allow_databases:
+                raise CliError("is a RocksDB database (a DbLedgerStorage index), not a bookie directory", str(path))
+            layout = bookie_layout(path)
+            found = [f for f in layout.files if f.kind in wanted]
+            if not found and not (allow_databases and layout.databases):
+                names = ", ".join(_words(k) for k in KINDS if k in wanted)
                 raise CliError(f"no bookie files found ({names})", str(path))
-            out.extend(found)
+            out.layouts.append(layout)
+            out.files.extend(found)
         else:
-            try:
-                kind = classify(path)
-            except IsADirectoryError:
-                raise CliError("is a directory", str(path)) from None
-            if kind not in wanted:
-                names = " or ".join(k.replace("_", " ") for k in KINDS if k in wanted)
-                raise CliError(f"is a {kind.replace('_', ' ')}; this command reads {names}", str(path))
-            out.append(BookieFile(path, kind))
-    # The same file named twice (or found under two roots) is read once.
+            f = classify(path)
+            if f.kind not in wanted:
+                names = " or ".join(_words(k) for k in KINDS if k in wanted)
+                what = _words(f.kind)
+                if f.kind == "rocksdb_file":
+                    what = f"file of the RocksDB database {f.role or Path(f.path).parent.name} (a DbLedgerStorage index)"
+                raise CliError(f"is a {what}; this command reads {names}", str(path))
+            out.files.append(f)
     seen: set[Path] = set()
     unique = []
-    for f in out:
-        key = f.path.resolve()
+    for f in out.files:
+        key = Path(f.path).resolve()
         if key not in seen:
             seen.add(key)
             unique.append(f)
-    return unique
+    out.files = unique
+    return out
+
+
+def find_bookie_files(paths: Iterable[str | os.PathLike[str]], kinds: Iterable[str] = KINDS) -> list[BookieFile]:
+    """The bookie files of the wanted kinds at the command-line paths."""
+    return discover(paths, kinds).files

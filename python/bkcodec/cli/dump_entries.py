@@ -1,14 +1,18 @@
-"""`bkcodec dump`: the entries (and journal records) of files, as a table or JSON lines."""
+"""`bkcodec dump`: the entries of entry logs, the records of journals and the entry
+locations of index files, as a table or JSON lines."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
 
-from .discover import ENTRY_LOG, JOURNAL, find_bookie_files
-from .errors import EXIT_OK
+from .. import BookKeeperFormatError
+from .discover import ENTRY_LOG, INDEX, JOURNAL, BookieFile, discover, find_bookie_files
+from .errors import EXIT_OK, CliError
 from .output import Output, encode_payload, to_json
-from .ranges import mask, parse_offset_range, parse_spans
+from .ranges import add_ledger_option, mask, non_negative, parse_offset_range, parse_spans
 from .readers import add_digest_options, batches_with_progress, digest_options, file_size, open_reader
 
 TABLE_PAYLOAD_BYTES = 32
@@ -19,20 +23,26 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         "dump",
         parents=[parent],
         help="print entries as a table or JSON lines, filtered by ledger, entry and offset",
-        description="Print the entries of entry logs and the records of journals. Ranges are "
+        description="Print the entries of entry logs, the records of journals and the entry "
+        "locations of index files (.idx). Ranges are "
         "N, START:END (END excluded), START: or :END, and comma lists of them. "
         "Damaged spans are printed as rows with an error unless a --ledger, --entry or "
-        "--scope filter leaves them out. --json prints one JSON object per line.",
+        "--scope filter leaves them out. --json prints one JSON object per line. "
+        "Given a bookie directory and --ledger, the index (DbLedgerStorage's locations "
+        "database, or the ledgers' .idx files) says where the entries are and only those "
+        "records are read (entry logs only: entries still only in the journal are not "
+        "there); --scan reads every file instead.",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="entry logs, journals, or directories of them")
-    p.add_argument("--ledger", type=parse_spans, metavar="RANGES", help="ledger ids, e.g. 3 or 3,7:10")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="entry logs, journals, index files, or directories of them")
+    add_ledger_option(p)
     p.add_argument("--entry", type=parse_spans, metavar="RANGES", help="entry ids, e.g. 10:20")
     p.add_argument("--scope", type=parse_spans, metavar="RANGES", help="scope ids (V2 entries; V1 entries have scope 0)")
     p.add_argument(
         "--offset",
         type=parse_offset_range,
         metavar="START:END",
-        help="byte range of the file: records whose size field starts in it (read only that range)",
+        help="byte range of entry logs and journals: records whose size field starts in it "
+        "(read only that range; index files are left out)",
     )
     p.add_argument(
         "--payload",
@@ -41,11 +51,15 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         help="payload encoding (default hex; tables show the first %d bytes unless --full)" % TABLE_PAYLOAD_BYTES,
     )
     p.add_argument("--full", action="store_true", help="tables show whole payloads")
-    p.add_argument("--limit", type=int, metavar="N", help="stop after N rows")
+    p.add_argument("--limit", type=non_negative, metavar="N", help="stop after N rows")
     p.add_argument("--no-verify", action="store_true", help="do not check digests (digest_ok is then null)")
+    p.add_argument("--scan", action="store_true", help="read every file even where an index says where the entries are")
     add_digest_options(p)
     p.set_defaults(run=run)
 
+
+# Index files: where each entry of the ledger is, in print order.
+_INDEX_COLUMNS = ("ledger_id", "entry_id", "log_id", "offset", "location")
 
 # Columns in print order; journals add record_type and the meta-record fields.
 _COLUMNS = (
@@ -79,6 +93,7 @@ _TABLE_HEADERS = {
     "record_size": "size",
     "location": "location",
     "explicit_lac": "explicit_lac",
+    "log_id": "log",
     "payload": "payload",
     "error": "error",
 }
@@ -86,22 +101,28 @@ _TABLE_SKIP = {"location", "explicit_lac"}
 
 
 def _filter(batch, args: argparse.Namespace):
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     keep = None
     if args.ledger:
-        keep = mask(batch.column("ledger_id"), args.ledger)
+        keep = args.ledger.mask(batch)
     if args.entry:
         m = mask(batch.column("entry_id"), args.entry)
         keep = m if keep is None else pc.and_(keep, m)
     if args.scope:
-        m = mask(batch.column("scope_id"), args.scope)
+        # Index files hold scope-0 ledgers' locations (scoped ledgers' index paths name the scope).
+        scope = batch.column("scope_id") if "scope_id" in batch.schema.names else pa.array([0] * batch.num_rows)
+        m = mask(scope, args.scope)
         keep = m if keep is None else pc.and_(keep, m)
     return batch if keep is None else batch.filter(keep)
 
 
 def _json_row(row: dict[str, Any], path: str, payload_mode: str) -> dict[str, Any]:
     out: dict[str, Any] = {"file": path}
+    if "record_size" not in row:  # an index file's row
+        out.update((c, row[c]) for c in _INDEX_COLUMNS)
+        return out
     for c in ("log_id", "journal_id"):
         if c in row:
             out[c] = row[c]
@@ -151,7 +172,7 @@ class TableWriter:
             self._write(r)
 
     def _write(self, cells: list[str]) -> None:
-        right = {"offset", "scope_id", "ledger_id", "entry_id", "last_add_confirmed", "length", "record_size"}
+        right = {"offset", "scope_id", "ledger_id", "entry_id", "last_add_confirmed", "length", "record_size", "log_id", "location"}
         parts = []
         assert self.columns is not None
         for i, (c, cell) in enumerate(zip(self.columns, cells)):
@@ -164,8 +185,36 @@ class TableWriter:
         self.out.stdout.write("  ".join(parts).rstrip() + "\n")
 
 
+def _dumped_files(args: argparse.Namespace) -> list[BookieFile]:
+    if args.offset is None:
+        return find_bookie_files(args.paths, kinds=(ENTRY_LOG, JOURNAL, INDEX))
+    # Byte ranges are of records; an index file is a table of slots.
+    named = find_bookie_files([p for p in args.paths if not Path(p).is_dir()], kinds=(ENTRY_LOG, JOURNAL, INDEX))
+    for f in named:
+        if f.kind == INDEX:
+            raise CliError("--offset reads byte ranges of entry logs and journals, not index files", str(f.path))
+    return find_bookie_files(args.paths, kinds=(ENTRY_LOG, JOURNAL))
+
+
+def _index_batches(f: BookieFile, task, base: int):
+    from .. import read_index
+
+    for batch in read_index(f.path):
+        yield batch
+    task.update(completed=base + file_size(f))
+
+
 def run(args: argparse.Namespace, out: Output) -> int:
-    files = find_bookie_files(args.paths, kinds=(ENTRY_LOG, JOURNAL))
+    if args.ledger and not args.scan and args.offset is None and all(Path(p).is_dir() for p in args.paths):
+        found = discover(args.paths, kinds=(ENTRY_LOG,), allow_databases=True)
+        if found.layouts and all(layout.storage is not None for layout in found.layouts):
+            from ..index_db import RocksDBUnavailableError
+
+            try:
+                return run_indexed(args, out, found)
+            except RocksDBUnavailableError as err:
+                print(f"bkcodec: {err}; reading every file instead", file=sys.stderr)
+    files = _dumped_files(args)
     digests = digest_options(args)
     start = args.offset.start if args.offset else None
     end = args.offset.end if args.offset else None
@@ -180,20 +229,110 @@ def run(args: argparse.Namespace, out: Output) -> int:
             if not out.json_mode and len(files) > 1:
                 out.stdout.write(f"\n==> {f.path} <==\n")
                 table.columns = None
-            payload = "none" if args.payload == "none" else "binary"
-            reader = open_reader(f, digests, verify=not args.no_verify, payload=payload, start=start, end=end)
-            for batch in batches_with_progress(reader, task, base):
-                batch = _filter(batch, args)
+            try:
+                if f.kind == INDEX:
+                    batches = _index_batches(f, task, base)
+                else:
+                    payload = "none" if args.payload == "none" else "binary"
+                    reader = open_reader(f, digests, verify=not args.no_verify, payload=payload, start=start, end=end)
+                    batches = batches_with_progress(reader, task, base)
+                for batch in batches:
+                    batch = _filter(batch, args)
+                    if left is not None:
+                        batch = batch.slice(0, left)
+                        left -= batch.num_rows
+                    if batch.num_rows:
+                        _print_batch(out, table, batch, str(f.path), args)
+                    if left is not None and left <= 0:
+                        break
+            except BookKeeperFormatError as err:
+                # A file unreadable as a whole (a wrecked header) is one flagged row, like
+                # damage inside a file; the files after it are still dumped.
+                _print_unreadable(out, str(f.path), err)
+                if left is not None:
+                    left -= 1
+            base += file_size(f)
+            task.update(completed=base)
+    return EXIT_OK
+
+
+def _print_unreadable(out: Output, path: str, err: Exception) -> None:
+    message = " ".join(str(err).split())
+    if out.json_mode:
+        out.stdout.write(to_json({"file": path, "offset": getattr(err, "offset", None), "error": message}) + "\n")
+    else:
+        out.stdout.write(f"error: {message}\n")
+
+
+def run_indexed(args: argparse.Namespace, out: Output, found: Any) -> int:
+    """Looks the wanted entries up in the index and reads just those records."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .. import read_entry_log
+    from .index_check import index_units
+    from .index_lookup import clusters, indexed_locations
+
+    digests = digest_options(args)
+    payload = "none" if args.payload == "none" else "binary"
+    table = TableWriter(out)
+    left = args.limit
+    problems: list[dict[str, Any]] = []
+    wanted: dict[Any, list[int]] = {}  # entry log -> sorted locations
+    for layout in found.layouts:
+        units, _ = index_units(layout)
+        for unit in units:
+            rows = indexed_locations(unit, args.ledger, args.entry, args.scope)
+            for r in rows.filter(pc.or_(pc.is_valid(rows.column("error")), pc.is_null(rows.column("log_id")))).to_pylist():
+                problems.append(dict(r, file=None, error=r["error"] or f"location {r['location']} cannot point at an entry"))
+            rows = rows.filter(pc.and_(pc.is_null(rows.column("error")), pc.is_valid(rows.column("log_id"))))
+            for r in rows.to_pylist():
+                log = unit.logs.get(r["log_id"])
+                if log is None:
+                    problems.append(dict(r, file=None, error=f"the index points into entry log {r['log_id']:x}.log, which is not in {unit.ledger_dir or unit.label}"))
+                else:
+                    wanted.setdefault(log, []).append(r)
+    logs = sorted(wanted, key=lambda f: str(f.path))
+    if not logs and not problems:
+        print("bkcodec: the index holds no entries of the requested ledgers (--scan reads every file)", file=sys.stderr)
+    for log in logs:
+        if left is not None and left <= 0:
+            break
+        rows = sorted(wanted[log], key=lambda r: r["offset"])
+        by_location = {r["location"]: r for r in rows}
+        seen: set[int] = set()
+        if not out.json_mode and len(logs) > 1:
+            out.stdout.write(f"\n==> {log.path} <==\n")
+            table.columns = None
+        for start, end in clusters([r["offset"] for r in rows]):
+            reader = read_entry_log(
+                log.path, verify=not args.no_verify, payload=payload, on_error="flag", start=start, end=end, **digests.kwargs()
+            )
+            for batch in reader:
+                keep = pc.is_in(batch.column("location"), value_set=pa.array(list(by_location), pa.int64()))
+                batch = batch.filter(pc.fill_null(keep, False))
+                seen.update(batch.column("location").to_pylist())
                 if left is not None:
                     batch = batch.slice(0, left)
                     left -= batch.num_rows
                 if batch.num_rows:
-                    _print_batch(out, table, batch, str(f.path), args)
-                if left is not None and left <= 0:
-                    break
-            base += file_size(f)
-            task.update(completed=base)
+                    _print_batch(out, table, batch, str(log.path), args)
+        for loc, r in by_location.items():
+            if loc not in seen:
+                problems.append(dict(r, file=str(log.path), error=f"no entry at offset {r['offset']} (location {loc})"))
+    for p in problems:
+        _print_problem(out, p, args)
     return EXIT_OK
+
+
+def _print_problem(out: Output, p: dict[str, Any], args: argparse.Namespace) -> None:
+    """An index entry that leads nowhere: a row with its error."""
+    row = {k: p.get(k) for k in ("offset", "scope_id", "ledger_id", "entry_id", "location", "error")}
+    if out.json_mode:
+        out.stdout.write(to_json({"file": p["file"], **row}) + "\n")
+    else:
+        where = p["file"] or "index"
+        out.stdout.write(f"{where}: ledger {row['ledger_id']} entry {row['entry_id']}: {row['error']}\n")
 
 
 def _print_batch(out: Output, table: TableWriter, batch, path: str, args: argparse.Namespace) -> None:
@@ -205,6 +344,9 @@ def _print_batch(out: Output, table: TableWriter, batch, path: str, args: argpar
             write("\n")
         return
     names = set(batch.schema.names)
+    if "record_size" not in names:  # an index file's rows
+        table.rows(list(_INDEX_COLUMNS), [[_cell(c, r.get(c), args.payload, args.full) for c in _INDEX_COLUMNS] for r in rows])
+        return
     columns = [c for c in _COLUMNS if c in names and c not in _TABLE_SKIP]
     if args.payload == "none" and "payload" in columns:
         columns.remove("payload")

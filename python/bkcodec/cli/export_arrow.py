@@ -8,9 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..bookie import aligned_batch, merged_schema
 from .discover import ENTRY_LOG, JOURNAL, BookieFile, find_bookie_files
 from .errors import EXIT_OK, CliError
 from .output import Output
+from .ranges import LedgerSelection, add_ledger_option
 from .readers import (
     DigestOptions,
     add_digest_options,
@@ -32,7 +34,9 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         description="Write every entry (and journal record, and damaged span with its error) "
         "of the given files to one Parquet file (.parquet), one Arrow IPC file (.arrow, "
         ".feather), or with --partition-by ledger a Parquet dataset directory with one "
-        "ledger_id=N/ subdirectory per ledger. Rows carry their source file in a `file` column.",
+        "ledger_id=N/ subdirectory per ledger. Rows carry their source file in a `file` column. "
+        "With --ledger only those ledgers' rows are written, and the damaged spans whose "
+        "ledger cannot be told (they may hold them).",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="entry logs, journals, or bookie directories")
     p.add_argument("--to", required=True, type=Path, metavar="OUT", help="out.parquet, out.arrow, or a directory")
@@ -44,6 +48,7 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
     p.add_argument("--payload", choices=("binary", "none"), default="binary", help="keep payloads (default) or leave them out")
     p.add_argument("--no-verify", action="store_true", help="do not check digests (digest_ok is then null)")
     p.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
+    add_ledger_option(p)
     add_digest_options(p)
     p.set_defaults(run=run)
 
@@ -74,30 +79,6 @@ def _prepare_target(path: Path, overwrite: bool) -> None:
             path.unlink()
     if not path.parent.exists():
         raise CliError("no such directory", str(path.parent))
-
-
-def unified_schema(schemas: list[Any]):
-    """Every reader's columns (entry logs and journals differ), with the source file first."""
-    import pyarrow as pa
-
-    fields = [pa.field("file", pa.string(), nullable=False), pa.field("file_kind", pa.string(), nullable=False)]
-    merged = pa.unify_schemas(schemas)
-    # Where a row is first (log or journal position), then the rest, the error last.
-    front = [n for n in ("log_id", "journal_id", "offset", "location", "record_size", "record_type") if n in merged.names]
-    rest = [n for n in merged.names if n not in front and n != "error"]
-    names = front + rest + (["error"] if "error" in merged.names else [])
-    return pa.schema(fields + [merged.field(n).with_nullable(True) for n in names])
-
-
-def _aligned(batch, schema, f: BookieFile):
-    import pyarrow as pa
-
-    n = batch.num_rows
-    names = set(batch.schema.names)
-    columns = [pa.array([str(f.path)] * n, pa.string()), pa.array([f.kind] * n, pa.string())]
-    for field in list(schema)[2:]:
-        columns.append(batch.column(field.name) if field.name in names else pa.nulls(n, field.type))
-    return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
 def write_output(fmt: str, target: Path, schema, batches: Iterator[Any]) -> None:
@@ -131,7 +112,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     digests = digest_options(args)
     _prepare_target(args.to, args.overwrite)
     result = export_files(
-        files, digests, args.to, fmt, out, payload=args.payload, verify=not args.no_verify
+        files, digests, args.to, fmt, out, payload=args.payload, verify=not args.no_verify, ledgers=args.ledger
     )
     if out.json_mode:
         out.json(result)
@@ -149,15 +130,18 @@ def export_files(
     *,
     payload: str = "binary",
     verify: bool = True,
+    ledgers: LedgerSelection | None = None,
 ) -> dict[str, Any]:
-    """Writes the files' rows to `target` as `fmt` (parquet, arrow, parquet-dataset)."""
+    """Writes the files' rows (of the selected ledgers) to `target` as `fmt` (parquet,
+    arrow, parquet-dataset)."""
+
 
     def reader_of(f: BookieFile):
         return open_reader(f, digests, verify=verify, payload=payload)
 
     import pyarrow as pa
 
-    schema = unified_schema([reader_of(f).schema for f in files])
+    schema = merged_schema([reader_of(f).schema for f in files])
     counts = {"rows": 0, "entries": 0, "damaged": 0}
 
     with out.progress("exporting", sum(file_size(f) for f in files)) as task:
@@ -168,10 +152,11 @@ def export_files(
             base = 0
             for f in files:
                 for batch in batches_with_progress(reader_of(f), task, base):
+                    batch = batch if ledgers is None else ledgers.rows_with_unknown(batch)
                     counts["rows"] += batch.num_rows
                     if batch.num_rows:
                         counts["damaged"] += pc.sum(pc.is_valid(batch.column("error"))).as_py() or 0
-                    yield _aligned(batch, schema, f)
+                    yield aligned_batch(batch, schema, str(f.path), f.kind)
                 base += file_size(f)
                 task.update(completed=base)
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .discover import ENTRY_LOG, INDEX, JOURNAL, LAST_ID, LAST_MARK, BookieFile, find_bookie_files
-from .errors import EXIT_OK
+from .discover import ENTRY_LOG, INDEX, JOURNAL, LAST_ID, LAST_MARK, BookieFile, discover
+from .errors import EXIT_DAMAGE, EXIT_OK
 from .output import Output
 from .readers import DigestOptions, batches_with_progress, file_size, open_reader, progress_over
-from .scan_stats import FileTally
+from .scan_stats import FileTally, check_ledgers_map, ledgers_map_problem
 
 LEDGER_ROWS_SHOWN = 20
 
@@ -20,7 +20,11 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         parents=[parent],
         help="summarise bookie files: kind, version, entries, ledgers, ledgers map, torn tails",
         description="Summarise bookie files, or every bookie file below a directory "
-        "(entry logs *.log, journals *.txn, index files *.idx, lastMark, lastId).",
+        "(entry logs *.log, journals *.txn, index files *.idx, lastMark, lastId). For a "
+        "directory, also the bookie: its storage (DbLedgerStorage or "
+        "InterleavedLedgerStorage), cookie, directories, and per index database the "
+        "ledgers, entries and live key range. Exit codes: 0, or 1 when a rolled entry "
+        "log's ledgers map is unusable or disagrees with its entries; 2 usage or I/O error.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or bookie directories")
     p.add_argument(
@@ -59,7 +63,7 @@ def _ledger_order(item):
 
 
 def inspect_entry_log(f: BookieFile, task, base: int) -> dict[str, Any]:
-    from .. import entry_log_header, ledgers_map
+    from .. import entry_log_header
 
     info: dict[str, Any] = {}
     try:
@@ -75,28 +79,7 @@ def inspect_entry_log(f: BookieFile, task, base: int) -> dict[str, Any]:
         h = None
     scanned, tally = inspect_scanned(f, task, base)
     info.update(scanned)
-    lmap: dict[str, Any] = {"present": bool(h is not None and h.has_ledgers_map)}
-    try:
-        m = ledgers_map(f.path)
-        from_trailer = m.source != "scan"
-        lmap["source"] = m.source
-        if m.fallback_reason:
-            lmap["fallback_reason"] = m.fallback_reason
-        if from_trailer:
-            listed = {int(k): int(v) for k, v in m.ledgers.items()}
-            scanned_bytes = tally.bytes_by_ledger_id()
-            mismatches = [
-                {"ledger_id": lid, "map_bytes": listed.get(lid), "scanned_bytes": scanned_bytes.get(lid)}
-                for lid in sorted(set(listed) | set(scanned_bytes))
-                if listed.get(lid) != scanned_bytes.get(lid)
-            ]
-            lmap["ledgers"] = len(listed)
-            lmap["consistent"] = not mismatches and (h is None or h.ledgers_count == len(listed))
-            lmap["mismatches"] = mismatches
-        else:
-            lmap["consistent"] = None
-    except ValueError as err:
-        lmap.update(source=None, consistent=False, error=_error_text(err))
+    lmap = check_ledgers_map(f.path, h, tally, _error_text)
     info["ledgers_map"] = lmap
     return info
 
@@ -171,12 +154,160 @@ def inspect_file(f: BookieFile, task, base: int) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
-    results = inspect_files(find_bookie_files(args.paths), out)
+    found = discover(args.paths, allow_databases=True)
+    bookies = [inspect_bookie(layout, out) for layout in found.layouts]
+    results = inspect_files(found.files, out)
     if out.json_mode:
-        out.json({"files": results})
+        out.json({"bookies": bookies, "files": results})
     else:
+        for bookie in bookies:
+            print_bookie(out, bookie)
         print_report(out, results, args.all_ledgers)
-    return EXIT_OK
+    # A rolled log's map is what BookKeeper's garbage collector and compaction trust
+    # to tell which ledgers it holds: one that is unusable or wrong is damage.
+    bad_maps = [r for r in results if r.get("ledgers_map") and ledgers_map_problem(r["ledgers_map"])]
+    return EXIT_DAMAGE if bad_maps else EXIT_OK
+
+
+def _cookie_json(cookie: Any) -> dict[str, Any]:
+    return {
+        "layout_version": cookie.layout_version,
+        "bookie_id": cookie.bookie_id,
+        "instance_id": cookie.instance_id,
+        "journal_dirs": cookie.journal_dirs,
+        "ledger_dirs": cookie.ledger_dirs,
+        "index_dirs": cookie.index_dirs,
+    }
+
+
+def inspect_bookie(layout: Any, out: Output) -> dict[str, Any]:
+    """The bookie a directory holds: storage, cookie, directories, index databases."""
+    cookies = layout.cookies
+    distinct = {c.encode() for c in cookies.values()}
+    first = next(iter(cookies.values()), None)
+    info: dict[str, Any] = {
+        "root": str(layout.root),
+        "storage": layout.storage,
+        "cookie": _cookie_json(first) if first is not None else None,
+        "cookie_files": [str(p) for p in cookies],
+        "cookies_agree": len(distinct) <= 1,
+        "journal_dirs": [str(d) for d in layout.journal_dirs],
+        "ledger_dirs": [str(d) for d in layout.ledger_dirs],
+        "index_dirs": [str(d) for d in layout.index_dirs],
+        "dir_pairs": [[None if d is None else str(d) for d in pair] for pair in layout.dir_pairs],
+        "databases": [],
+        "notes": layout.notes,
+    }
+    with out.progress("reading index databases", None) as task:
+        for db in layout.databases:
+            info["databases"].append(inspect_database(db, task))
+    return info
+
+
+def inspect_database(db: Any, task) -> dict[str, Any]:
+    """Counts of one index database: keys, ledgers, entries, live key range."""
+    import pyarrow.compute as pc
+
+    from .. import index_db
+
+    info: dict[str, Any] = {"path": str(db.path), "role": db.role, "dir": str(db.dir)}
+    if db.role not in index_db.LOCATION_ROLES + index_db.LEDGER_ROLES:
+        info["unchecked"] = "not an index bkcodec reads"
+        return info
+    location = db.role in index_db.LOCATION_ROLES
+    try:
+        read = index_db.read_location_index if location else index_db.read_ledger_index
+        keys = bad = 0
+        ledgers: set[tuple[int, int]] = set()
+        first = last = None
+        fenced = limbo = 0
+        for batch in read(db.path, on_error="flag"):
+            good = batch.filter(pc.is_null(batch.column("error")))
+            keys += batch.num_rows
+            bad += batch.num_rows - good.num_rows
+            task.advance(batch.num_rows)
+            if not good.num_rows:
+                continue
+            ids = ["scope_id", "ledger_id", "entry_id"] if location else ["scope_id", "ledger_id"]
+            row = good.select(ids)
+            if first is None:
+                first = list(row.slice(0, 1).to_pylist()[0].values())
+            last = list(row.slice(good.num_rows - 1, 1).to_pylist()[0].values())
+            pairs = good.select(["scope_id", "ledger_id"]).to_pydict()
+            ledgers.update(zip(pairs["scope_id"], pairs["ledger_id"]))
+            if not location:
+                fenced += pc.sum(pc.fill_null(good.column("fenced"), False)).as_py() or 0
+                limbo += pc.sum(pc.fill_null(good.column("limbo"), False)).as_py() or 0
+        info.update(keys=keys, ledgers=len(ledgers), first_key=first, last_key=last, bad_keys=bad)
+        if location:
+            info["entries"] = keys - bad
+        else:
+            info.update(fenced=fenced, limbo=limbo)
+            if db.role == "ledgers":
+                info["storage_flags"] = index_db.storage_flags(db.path)
+    except index_db.RocksDBUnavailableError as err:
+        info["unchecked"] = str(err)
+    except (OSError, ValueError) as err:
+        info["error"] = _error_text(err)
+    return info
+
+
+def _key_text(key: list[int] | None) -> str:
+    if key is None:
+        return ""
+    scope, *rest = key
+    return "/".join(str(k) for k in ([scope, *rest] if scope else rest))
+
+
+def print_bookie(out: Output, b: dict[str, Any]) -> None:
+    out.line(f"bookie {b['root']}: {b['storage'] or 'no index found (storage unknown)'}")
+    c = b["cookie"]
+    if c is not None:
+        agree = "all the same" if b["cookies_agree"] else "THEY DIFFER"
+        out.line(
+            f"  cookie ({len(b['cookie_files'])} files, {agree}): bookie {c['bookie_id']}, "
+            f"instance {c['instance_id'] or '-'}, layout version {c['layout_version']}"
+        )
+        out.line(f"    journal dirs {', '.join(c['journal_dirs'])}; ledger dirs {', '.join(c['ledger_dirs'])}"
+                 + (f"; index dirs {', '.join(c['index_dirs'])}" if c["index_dirs"] else ""))
+    else:
+        out.line("  cookie: none found")
+    if b["journal_dirs"]:
+        out.line(f"  journal dirs: {', '.join(b['journal_dirs'])}")
+    for ledger_dir, index_dir in b["dir_pairs"]:
+        if ledger_dir is None:
+            out.line(f"  index dir {index_dir} (its ledger dir not found)")
+        elif index_dir in (None, ledger_dir):
+            out.line(f"  ledger dir: {ledger_dir}" + ("" if index_dir else " (no index)"))
+        else:
+            out.line(f"  ledger dir: {ledger_dir}, its index in {index_dir}")
+    if b["databases"]:
+        rows = []
+        for d in b["databases"]:
+            notes = d.get("error") or d.get("unchecked") or ""
+            if d.get("bad_keys"):
+                notes = f"{d['bad_keys']} keys or values do not decode"
+            if d.get("role") in ("ledgers", "scoped-ledgers") and "keys" in d:
+                extra = [f"{d['fenced']} fenced", f"{d['limbo']} in limbo"]
+                if d.get("storage_flags") is not None:
+                    flags = d["storage_flags"]
+                    extra.insert(0, f"storage flags {flags}" + (" (needs integrity check)" if flags & 1 else ""))
+                notes = ", ".join(extra + ([notes] if notes else []))
+            rows.append(
+                [
+                    f"  {d['path']}",
+                    d["role"] or "?",
+                    d.get("ledgers", ""),
+                    d.get("entries", ""),
+                    _key_text(d.get("first_key")),
+                    _key_text(d.get("last_key")),
+                    notes,
+                ]
+            )
+        out.table(["  database", "role", "ledgers", "entries", "first key", "last key", "notes"], rows, right=("ledgers", "entries"))
+    for note in b["notes"]:
+        out.line(f"  note: {note}")
+    out.line()
 
 
 def inspect_files(files: list[BookieFile], out: Output) -> list[dict[str, Any]]:

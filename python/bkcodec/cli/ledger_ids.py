@@ -1,18 +1,19 @@
-"""`bkcodec ledger-id`: (scope, id) <-> qualified name <-> UUID, and the index path."""
+"""`bkcodec ledger-id`: (scope, id) <-> qualified name <-> UUID, the index path and the metadata paths."""
 
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 from typing import Any
 
-from .. import LedgerId
+from .. import LedgerId, ledger_znode_path
 from .errors import EXIT_OK, CliError
 from .output import Output
+from .ranges import QUALIFIED_NAME
 
 _I64 = (-(2**63), 2**63 - 1)
-_NAME = re.compile(r"^[0-9a-fA-F]{32}$|^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")
+# Every ledger-manager layout, in the order BookKeeper introduced them.
+ZNODE_LAYOUTS = ("flat", "hierarchical", "legacy_hierarchical", "long_hierarchical", "etcd")
 
 
 def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -22,8 +23,9 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         help="convert ledger ids between (scope, id), qualified name and UUID; print the index path",
         description=(
             "Each VALUE is a ledger id (decimal, or hex with 0x; the scope comes from --scope), "
-            "a 32-hex-digit qualified name, or a UUID. Prints every form of each id and its "
-            "index file path (InterleavedLedgerStorage layout)."
+            "a 32-hex-digit qualified name, or a UUID. Prints every form of each id, its "
+            "index file path (InterleavedLedgerStorage layout) and its metadata path in each "
+            "ledger-manager layout (ZooKeeper znode, or etcd key with an empty scope)."
         ),
     )
     p.add_argument("values", nargs="+", metavar="VALUE")
@@ -52,7 +54,7 @@ def _int64(text: str) -> int:
 def parse_ledger_id(text: str, scope: int = 0) -> LedgerId:
     """A ledger id from a qualified name, a UUID, or a 64-bit id (decimal or 0x-hex)."""
     text = text.strip()
-    if _NAME.match(text):
+    if QUALIFIED_NAME.match(text):
         return LedgerId.from_qualified_name(text)
     try:
         return LedgerId(scope, _int64(text))
@@ -68,12 +70,26 @@ def describe(lid: LedgerId, ledger_dir: Path | None = None) -> dict[str, Any]:
         "qualified_name": lid.qualified_name,
         "uuid": str(lid.to_uuid()),
         "index_path": lid.index_path(),
+        "znode_paths": znode_paths(lid),
     }
     if ledger_dir is not None:
         full = ledger_dir / "current" / lid.index_path()
         row["index_file"] = str(full)
         row["index_file_exists"] = full.is_file()
     return row
+
+
+def znode_paths(lid: LedgerId) -> dict[str, str | None]:
+    """The ledger's metadata path in each layout; None where the layout cannot name it
+    (a negative id outside etcd, over 10 digits in legacy_hierarchical, and any id with
+    a scope: ledger managers key ledgers by a 64-bit id)."""
+    paths: dict[str, str | None] = {}
+    for layout in ZNODE_LAYOUTS:
+        try:
+            paths[layout] = None if lid.scope_id else ledger_znode_path(lid.ledger_id, layout)  # type: ignore[arg-type]
+        except ValueError:
+            paths[layout] = None
+    return paths
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
@@ -88,11 +104,15 @@ def run(args: argparse.Namespace, out: Output) -> int:
     for i, row in enumerate(rows):
         if i:
             out.line()
-        width = max(len(k) for k in row)
+        width = max(len("znode " + layout) for layout in ZNODE_LAYOUTS)
         for key, value in row.items():
             if key == "index_file_exists":
                 continue
             if key == "index_file":
                 value = f"{value} ({'exists' if row['index_file_exists'] else 'absent'})"
+            if key == "znode_paths":
+                for layout, path in value.items():
+                    out.line(f"{('znode ' + layout).ljust(width)}  {path or '(none: the layout cannot name this id)'}")
+                continue
             out.line(f"{key.ljust(width)}  {value}")
     return EXIT_OK

@@ -45,6 +45,39 @@ def to_json(obj: Any) -> str:
     return json.dumps(obj, default=_json_default, separators=(",", ":"), sort_keys=False)
 
 
+# Paths keep at least this many columns however narrow the terminal.
+MIN_PATH_WIDTH = 24
+
+
+def shorten_path(path: str, width: int) -> str:
+    """`path` in at most `width` characters, cut from the left at a `/` and marked
+    with `…`, so the file name and its nearest directories stay whole."""
+    if len(path) <= width:
+        return path
+    tail = path[len(path) - max(width - 1, 1) :]
+    cut = tail.find("/")
+    if 0 <= cut < len(tail) - 1:
+        tail = tail[cut:]
+    elif "/" in path:
+        tail = path[path.rfind("/") :]  # even the file name is too long: keep it whole
+    return "…" + tail
+
+
+def path_budget(columns: Sequence[str], cells: Sequence[Sequence[str]], path_columns: Sequence[int], width: int) -> int:
+    """How wide each path column may be so the table fits `width` columns: all the
+    other columns fold down to their longest word (at most 16) before a path is
+    shortened, and a path keeps MIN_PATH_WIDTH however narrow the terminal."""
+    if not path_columns:
+        return width
+    gaps = 2 * (len(columns) - 1)  # one blank either side of each column boundary
+    folded = 0
+    for i, c in enumerate(columns):
+        if i not in path_columns:
+            longest_word = max((len(w) for r in cells for w in r[i].split()), default=0)
+            folded += max(len(c), min(longest_word, 16))
+    return max(MIN_PATH_WIDTH, (width - gaps - folded) // len(path_columns))
+
+
 class Output:
     """One command's output channels.
 
@@ -85,14 +118,25 @@ class Output:
         *,
         title: str | None = None,
         right: Sequence[str] = (),
+        paths: Sequence[str] = ("file",),
     ) -> None:
+        """A table; the `paths` columns are never wrapped (a path cut in two cannot be
+        copied): when the table is wider than the terminal they are shortened from the
+        left, at a `/`, and the other columns fold."""
         if self.json_mode:
             return
+        cells = [["" if v is None else str(v) for v in r] for r in rows]
+        path_columns = [i for i, c in enumerate(columns) if c in paths]
+        budget = path_budget(columns, cells, path_columns, self.console.width)
         table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False, box=None)
-        for c in columns:
-            table.add_column(c, justify="right" if c in right else "left", overflow="fold")
-        for r in rows:
-            table.add_row(*("" if v is None else str(v) for v in r))
+        for i, c in enumerate(columns):
+            if i in path_columns:
+                width = max([len(c)] + [len(shorten_path(r[i], budget)) for r in cells])
+                table.add_column(c, justify="left", no_wrap=True, min_width=width)
+            else:
+                table.add_column(c, justify="right" if c in right else "left", overflow="fold")
+        for r in cells:
+            table.add_row(*(shorten_path(v, budget) if i in path_columns else v for i, v in enumerate(r)))
         with self.console.capture() as captured:
             self.console.print(table)
         # Cells are padded to their column's width; trailing blanks only get in the way of diffs.

@@ -1,8 +1,10 @@
-"""Range arguments: `3`, `10:20` (20 excluded), `:20`, `10:`, and comma lists of them."""
+"""Range arguments: `3`, `10:20` (20 excluded), `:20`, `10:`, and comma lists of them;
+for `--ledger` also qualified names and UUIDs."""
 
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import dataclass
 
 
@@ -17,11 +19,31 @@ class Span:
         return f"{'' if self.start is None else self.start}:{'' if self.end is None else self.end}"
 
 
-def _int(text: str, what: str) -> int:
+# Ids and offsets are signed 64-bit in BookKeeper's files.
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _int(text: str, what: str, upper: int = INT64_MAX) -> int:
     try:
-        return int(text, 0)
+        value = int(text, 0)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{what}: not an integer: {text!r}") from None
+    if not INT64_MIN <= value <= upper:
+        raise argparse.ArgumentTypeError(f"{what}: {text} is out of range (ids and offsets are signed 64-bit)")
+    return value
+
+
+def _span(start: int | None, end: int | None) -> Span:
+    # An end past the largest 64-bit value bounds nothing.
+    return Span(start, None if end is not None and end > INT64_MAX else end)
+
+
+def non_negative(text: str) -> int:
+    """An argparse `type` for counts such as --limit."""
+    value = _int(text, "count")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
 
 
 def parse_spans(text: str) -> tuple[Span, ...]:
@@ -34,13 +56,13 @@ def parse_spans(text: str) -> tuple[Span, ...]:
         if ":" in part:
             lo, _, hi = part.partition(":")
             start = _int(lo, "range start") if lo.strip() else None
-            end = _int(hi, "range end") if hi.strip() else None
+            end = _int(hi, "range end", INT64_MAX + 1) if hi.strip() else None  # excluded
             if start is not None and end is not None and end <= start:
                 raise argparse.ArgumentTypeError(f"empty range {part!r}: the end is excluded and must be above the start")
-            spans.append(Span(start, end))
+            spans.append(_span(start, end))
         else:
             v = _int(part, "value")
-            spans.append(Span(v, v + 1))
+            spans.append(_span(v, v + 1))
     return tuple(spans)
 
 
@@ -71,3 +93,68 @@ def mask(column, spans: tuple[Span, ...]):
             m = pc.is_valid(column)
         result = m if result is None else pc.or_(result, m)
     return pc.fill_null(result, False)
+
+
+# A 32-hex-digit qualified name or a UUID names one ledger with its scope.
+QUALIFIED_NAME = re.compile(r"^[0-9a-fA-F]{32}$|^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")
+
+
+@dataclass(frozen=True)
+class LedgerSelection:
+    """`--ledger`: ledger ids and ranges of them (any scope), and qualified names or
+    UUIDs (one ledger of one scope), in one comma list: `3,7:10,00000000-0000-0005-0000-000000000007`."""
+
+    spans: tuple[Span, ...]
+    qualified: tuple[tuple[int, int], ...]  # (scope_id, ledger_id)
+
+    def mask(self, batch):
+        """Rows of the selected ledgers. A qualified name matches its ledger id in its
+        scope, or with the scope unknown (a damaged record whose header held the ledger
+        id only); without a scope_id column (index files) the scope is 0."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        ledger = batch.column("ledger_id")
+        result = mask(ledger, self.spans) if self.spans else pa.array([False] * batch.num_rows)
+        if self.qualified:
+            names = batch.schema.names
+            scope = batch.column("scope_id") if "scope_id" in names else pa.array([0] * batch.num_rows, pa.int64())
+            for s, lid in self.qualified:
+                in_scope = pc.or_(pc.is_null(scope), pc.fill_null(pc.equal(scope, s), False))
+                one = pc.and_(in_scope, pc.fill_null(pc.equal(ledger, lid), False))
+                result = pc.or_(result, one)
+        return result
+
+    def rows_with_unknown(self, batch):
+        """The rows of the selected ledgers, and every row whose ledger is unknown (a
+        damaged span may hold the selected ledgers' entries)."""
+        if batch.num_rows == 0:
+            return batch
+        import pyarrow.compute as pc
+
+        return batch.filter(pc.or_(self.mask(batch), pc.is_null(batch.column("ledger_id"))))
+
+
+def add_ledger_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--ledger",
+        type=parse_ledger_selection,
+        metavar="LEDGERS",
+        help="ledger ids and ranges (any scope), qualified names or UUIDs (one scope), e.g. 3,7:10",
+    )
+
+
+def parse_ledger_selection(text: str) -> LedgerSelection:
+    """`3,10:20,<qualified name>` -> a LedgerSelection; used as an argparse `type`."""
+    spans: list[Span] = []
+    qualified: list[tuple[int, int]] = []
+    for part in text.split(","):
+        part = part.strip()
+        if QUALIFIED_NAME.match(part):
+            from .. import LedgerId
+
+            lid = LedgerId.from_qualified_name(part)
+            qualified.append((lid.scope_id, lid.ledger_id))
+        else:
+            spans.extend(parse_spans(part or text))  # an empty part: parse_spans says so, quoting the whole
+    return LedgerSelection(tuple(spans), tuple(qualified))

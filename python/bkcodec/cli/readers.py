@@ -4,16 +4,18 @@ and walking its batches with progress."""
 from __future__ import annotations
 
 import argparse
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import digest_types
 from .discover import ENTRY_LOG, JOURNAL, BookieFile
 from .errors import CliError
 from .output import Output, ProgressTask
 
-DIGEST_CHOICES = ("auto", "crc32", "crc32c", "hmac", "dummy")
+DIGEST_CHOICES = ("auto", *digest_types())
 
 
 def add_digest_options(p: argparse.ArgumentParser) -> None:
@@ -55,9 +57,13 @@ def digest_options(args: argparse.Namespace) -> DigestOptions:
     if args.metadata is not None:
         if not args.metadata.is_dir():
             raise CliError("not a directory of ledger metadata", str(args.metadata))
-        metadata = load_ledger_metadata_dir(args.metadata, strict=False)
+        with warnings.catch_warnings(record=True) as skipped:
+            warnings.simplefilter("always")
+            metadata = load_ledger_metadata_dir(args.metadata, strict=False)
         if not metadata:
-            raise CliError("no ledger metadata found (one file per znode expected)", str(args.metadata))
+            # The library's warning names the files it skipped and why.
+            why = str(skipped[0].message) if skipped else "no ledger metadata found (one file per znode expected)"
+            raise CliError(why, None if skipped else str(args.metadata))
     digest = None if args.digest_type == "auto" else args.digest_type
     return DigestOptions(digest, args.password.encode(), metadata)
 
@@ -70,8 +76,10 @@ def open_reader(
     payload: str = "none",
     start: int | None = None,
     end: int | None = None,
+    last_mark: int | None = None,
 ):
-    """The library's RecordBatchReader over an entry log's or a journal's rows."""
+    """The library's RecordBatchReader over an entry log's or a journal's rows
+    (`last_mark`: the offset the bookie's lastMark names in this journal)."""
     from .. import read_entry_log, read_journal
 
     options: dict[str, Any] = dict(verify=verify, payload=payload, on_error="flag", start=start, end=end)
@@ -79,7 +87,7 @@ def open_reader(
     if f.kind == ENTRY_LOG:
         return read_entry_log(f.path, **options)
     if f.kind == JOURNAL:
-        return read_journal(f.path, **options)
+        return read_journal(f.path, last_mark=last_mark, **options)
     raise ValueError(f"{f.path}: a {f.kind} has no entries to read")
 
 

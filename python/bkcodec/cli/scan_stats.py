@@ -163,3 +163,57 @@ class FileTally:
         for (_, ledger_id), t in self.ledgers.items():
             out[ledger_id] += t.bytes
         return dict(out)
+
+
+def check_ledgers_map(path: Any, header: Any, tally: FileTally, error_text: Any = str) -> dict[str, Any]:
+    """An entry log's ledgers map against what a full scan of the log found.
+
+    `present`: the header says the log was rolled with a map; `source`: where
+    `bkcodec.ledgers_map` took it from ("scan" when the map is missing or unusable,
+    with its `fallback_reason`); `consistent`: the map lists exactly the scanned
+    ledgers and bytes (None when there is no map to compare); `mismatches` per ledger.
+    `tally` must hold every row of the log, whatever a --ledger filter shows."""
+    from .. import ledgers_map
+
+    lmap: dict[str, Any] = {"present": bool(header is not None and header.has_ledgers_map)}
+    try:
+        m = ledgers_map(path)
+    except ValueError as err:
+        lmap.update(source=None, consistent=False, error=error_text(err))
+        return lmap
+    lmap["source"] = m.source
+    if m.fallback_reason:
+        lmap["fallback_reason"] = m.fallback_reason
+    if m.source == "scan":
+        lmap["consistent"] = None
+        return lmap
+    listed = {int(k): int(v) for k, v in m.ledgers.items()}
+    scanned_bytes = tally.bytes_by_ledger_id()
+    mismatches = [
+        {"ledger_id": lid, "map_bytes": listed.get(lid), "scanned_bytes": scanned_bytes.get(lid)}
+        for lid in sorted(set(listed) | set(scanned_bytes))
+        if listed.get(lid) != scanned_bytes.get(lid)
+    ]
+    lmap["ledgers"] = len(listed)
+    lmap["consistent"] = not mismatches and (header is None or header.ledgers_count == len(listed))
+    lmap["mismatches"] = mismatches
+    return lmap
+
+
+def ledgers_map_problem(lmap: dict[str, Any]) -> str | None:
+    """What is wrong with a rolled log's ledgers map, or None: a map the header
+    promises that is unreadable or unusable, or that disagrees with the scan."""
+    if lmap.get("error"):
+        return f"ledgers map: {lmap['error']}"
+    if not lmap["present"]:
+        return None  # an open log has no map yet
+    if lmap.get("source") == "scan":
+        if (lmap.get("fallback_reason") or "").startswith("truncated"):
+            return None  # the log was cut short before its map: the scan's `truncated` row says so
+        return f"ledgers map unusable ({lmap.get('fallback_reason') or 'unknown reason'}); the header says the log was rolled with one"
+    if lmap.get("consistent") is False:
+        n = len(lmap.get("mismatches", []))
+        if n:
+            return f"ledgers map disagrees with the entries for {n} ledgers"
+        return "ledgers map lists another number of ledgers than the header says"
+    return None

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
-from .discover import ENTRY_LOG, INDEX, JOURNAL, LAST_ID, LAST_MARK, BookieFile, find_bookie_files
+from .discover import ENTRY_LOG, INDEX, JOURNAL, LAST_ID, LAST_MARK, BookieFile, discover, journal_marks
 from .errors import EXIT_DAMAGE, EXIT_OK
 from .output import Output
 from .readers import (
@@ -17,7 +18,9 @@ from .readers import (
     open_reader,
     progress_over,
 )
-from .scan_stats import FileTally
+from .index_check import IndexReport, ScannedEntries, check_layouts
+from .ranges import LedgerSelection, add_ledger_option, non_negative
+from .scan_stats import FileTally, check_ledgers_map, ledgers_map_problem
 
 
 MAX_FAILURES_SHOWN = 50
@@ -37,16 +40,22 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         help="check every entry's digest and every file's structure; exit 1 on damage",
         description="Check every digest of every entry in entry logs and journals, the "
         "framing of every record, and the headers of index, lastMark and lastId files. "
-        "Prints a summary and each failure with file, offset, ledger and entry. "
+        "In a bookie directory, also check its index (DbLedgerStorage's RocksDB "
+        "databases, or .idx files) against the entry logs: every indexed entry must be "
+        "at its location; entries the index does not know are listed as unindexed "
+        "(informational). Prints a summary and each failure with file, offset, ledger "
+        "and entry. "
         "Entries that cannot be checked (HMAC without the password, a ledger whose "
         "digest type nothing tells) are counted as unchecked, with the reason; they "
         "are not damage unless --strict. "
+        "With --ledger only those ledgers' entries and index files are checked; damaged "
+        "spans whose ledger cannot be told are still listed, as they may hold them. "
         "Exit codes: 0 clean, 1 damage found, 2 usage or I/O error.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or bookie directories")
     p.add_argument(
         "--max-failures",
-        type=int,
+        type=non_negative,
         default=MAX_FAILURES_SHOWN,
         metavar="N",
         help=f"list at most N failures (default {MAX_FAILURES_SHOWN}; 0 lists all; --json always lists all)",
@@ -56,6 +65,7 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         action="store_true",
         help="count entries whose digest could not be checked as failures",
     )
+    add_ledger_option(p)
     add_digest_options(p)
     p.set_defaults(run=run)
 
@@ -64,11 +74,32 @@ def _one_line(err: BaseException) -> str:
     return " ".join(str(err).split())
 
 
-def verify_scanned(f: BookieFile, digests: DigestOptions, task, base: int) -> tuple[dict[str, Any], list[dict]]:
+def verify_scanned(
+    f: BookieFile,
+    digests: DigestOptions,
+    task,
+    base: int,
+    ledgers: LedgerSelection | None = None,
+    scanned: ScannedEntries | None = None,
+    last_mark: int | None = None,
+) -> tuple[dict[str, Any], list[dict]]:
     tally = FileTally()
-    for batch in batches_with_progress(open_reader(f, digests, verify=True, payload="none"), task, base):
-        tally.add_batch(batch)
+    # The ledgers map is checked against every entry the log holds, whatever --ledger says.
+    whole = FileTally() if ledgers is not None and f.kind == ENTRY_LOG else tally
+    reader = open_reader(f, digests, verify=True, payload="none", last_mark=last_mark)
+    for batch in batches_with_progress(reader, task, base):
+        # So is the index.
+        if scanned is not None and f.kind == ENTRY_LOG:
+            scanned.add(str(f.path), batch)
+        tally.add_batch(batch if ledgers is None else ledgers.rows_with_unknown(batch))
+        if whole is not tally:
+            whole.add_batch(batch)
     failures = []
+    map_summary = None
+    if f.kind == ENTRY_LOG:
+        map_summary, problem = _check_map(f, whole)
+        if problem is not None:
+            failures.append(problem)
     for e in tally.entry_errors:
         failures.append(
             {
@@ -100,7 +131,33 @@ def verify_scanned(f: BookieFile, digests: DigestOptions, task, base: int) -> tu
         "damaged_spans": len(tally.gaps),
         "records": dict(sorted(tally.records.items())),
     }
+    if map_summary is not None:
+        summary["ledgers_map"] = map_summary
     return summary, failures
+
+
+def _check_map(f: BookieFile, whole: FileTally) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The log's ledgers map against its scan: a summary, and a failure when the map
+    the header promises is unusable or wrong (garbage collection trusts it)."""
+    from .. import entry_log_header
+
+    try:
+        header = entry_log_header(f.path)
+    except ValueError:
+        header = None  # the scan reports the damaged header
+    lmap = check_ledgers_map(f.path, header, whole, _one_line)
+    summary = {k: lmap.get(k) for k in ("present", "source", "consistent")}
+    problem = ledgers_map_problem(lmap)
+    if problem is None:
+        return summary, None
+    return summary, {
+        "offset": header.ledgers_map_offset if header is not None and header.has_ledgers_map else None,
+        "ledger_id": None,
+        "entry_id": None,
+        "scope_id": None,
+        "problem": "ledgers_map",
+        "error": problem,
+    }
 
 
 def _unchecked_reasons(tally: FileTally) -> dict[str, int]:
@@ -146,6 +203,22 @@ def verify_small_file(f: BookieFile, digests: DigestOptions) -> tuple[dict[str, 
     return summary, []
 
 
+def _index_selected(f: BookieFile, ledgers: LedgerSelection) -> bool:
+    """An index file of a selected ledger, by its path (`<hex id>.idx`, under the
+    scope's directories for a scoped ledger), so damaged index files are judged too."""
+    from .. import LedgerId
+
+    try:
+        ledger_id = int(f.path.stem, 16)
+    except ValueError:
+        return True
+    if ledger_id >= 2**63:
+        ledger_id -= 2**64
+    if any((s.start is None or ledger_id >= s.start) and (s.end is None or ledger_id < s.end) for s in ledgers.spans):
+        return True
+    return any(f.path.as_posix().endswith("/" + LedgerId(s, lid).index_path()) for s, lid in ledgers.qualified)
+
+
 def _ledger_digest(digests: DigestOptions, ledger_id: int | None) -> tuple[str | None, bytes]:
     md = (digests.ledger_metadata or {}).get(ledger_id) if ledger_id is not None else None
     if md is not None and md.digest_type is not None:
@@ -153,17 +226,29 @@ def _ledger_digest(digests: DigestOptions, ledger_id: int | None) -> tuple[str |
     return digests.digest_type, digests.password
 
 
-def verify_files(files: list[BookieFile], digests: DigestOptions, out: Output) -> dict[str, Any]:
-    """Checks every file; returns `clean`, `summary`, per-file reports and every failure."""
+def verify_files(
+    files: list[BookieFile],
+    digests: DigestOptions,
+    out: Output,
+    ledgers: LedgerSelection | None = None,
+    layouts: list[Any] | None = None,
+) -> dict[str, Any]:
+    """Checks every file (of the selected ledgers), then the index of every bookie
+    layout given; returns `clean`, `summary`, per-file reports, every failure, the
+    `index` check and the `unindexed` entries (grouped by file and ledger)."""
     reports = []
     failures: list[dict[str, Any]] = []
+    marks = journal_marks(layouts or [])
+    layouts = [layout for layout in layouts or [] if layout.storage is not None]
+    scanned = ScannedEntries() if layouts else None
     with progress_over(out, files, "verifying") as task:
         base = 0
         for f in files:
             report: dict[str, Any] = {"path": str(f.path), "kind": f.kind, "size": file_size(f)}
             try:
                 if f.kind in (ENTRY_LOG, JOURNAL):
-                    summary, found = verify_scanned(f, digests, task, base)
+                    mark = marks.get(os.path.realpath(f.path)) if f.kind == JOURNAL else None
+                    summary, found = verify_scanned(f, digests, task, base, ledgers, scanned, mark)
                     base += report["size"]
                     task.update(completed=base)
                 else:
@@ -186,6 +271,13 @@ def verify_files(files: list[BookieFile], digests: DigestOptions, out: Output) -
             reports.append(report)
             failures.extend({"file": str(f.path), "kind": f.kind, **x} for x in found)
 
+    index = check_layouts(layouts, scanned) if scanned is not None else None
+    if index is not None:
+        if ledgers is not None:
+            index.failures = _of_ledgers(index.failures, ledgers)
+            index.unindexed = _of_ledgers(index.unindexed, ledgers)
+            index.unindexed_entries = sum(u["entries"] for u in index.unindexed)
+        failures.extend(index.failures)
     totals = {
         "files": len(reports),
         "damaged_files": sum(1 for r in reports if r["failures"]),
@@ -197,7 +289,44 @@ def verify_files(files: list[BookieFile], digests: DigestOptions, out: Output) -
         "damaged_spans": sum(r.get("damaged_spans", 0) for r in reports),
         "failures": len(failures),
     }
-    return {"clean": not failures, "summary": totals, "files": reports, "failures": failures}
+    return {
+        "clean": not failures,
+        "summary": totals,
+        "files": reports,
+        "failures": failures,
+        "index": _index_summary(layouts, index),
+        "unindexed": index.unindexed if index is not None else [],
+    }
+
+
+def _index_summary(layouts: list[Any], index: IndexReport | None) -> dict[str, Any] | None:
+    if index is None:
+        return None
+    return {
+        "storage": sorted({layout.storage for layout in layouts}),
+        "checked": index.unchecked is None,
+        "unchecked_reason": index.unchecked,
+        "entries": index.checked,
+        "failures": len(index.failures),
+        "unindexed_entries": index.unindexed_entries,
+        "notes": index.notes,
+    }
+
+
+def _of_ledgers(rows: list[dict[str, Any]], ledgers: LedgerSelection) -> list[dict[str, Any]]:
+    """The rows of the selected ledgers, and those whose ledger is unknown."""
+    if not rows:
+        return rows
+    import pyarrow as pa
+
+    ids = pa.RecordBatch.from_pydict(
+        {
+            "ledger_id": pa.array([r.get("ledger_id") for r in rows], pa.int64()),
+            "scope_id": pa.array([r.get("scope_id") for r in rows], pa.int64()),
+        }
+    )
+    keep = ledgers.mask(ids).to_pylist()
+    return [r for r, k in zip(rows, keep) if k or r.get("ledger_id") is None]
 
 
 def _sum_counts(counts) -> dict[str, int]:
@@ -209,8 +338,11 @@ def _sum_counts(counts) -> dict[str, int]:
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
-    files = find_bookie_files(args.paths)
-    result = verify_files(files, digest_options(args), out)
+    found = discover(args.paths, allow_databases=True)
+    files = found.files
+    if args.ledger is not None:
+        files = [f for f in files if f.kind != INDEX or _index_selected(f, args.ledger)]
+    result = verify_files(files, digest_options(args), out, args.ledger, found.layouts)
     # --strict: what could not be checked is not known to be intact.
     if args.strict and result["summary"]["unchecked"]:
         result["clean"] = False
@@ -254,6 +386,7 @@ def print_report(out: Output, result: dict[str, Any], max_failures: int = 0) -> 
     )
     for reason, n in sorted(totals["unchecked_reasons"].items()):
         out.line(f"  unchecked: {n} entries: {reason}")
+    print_index(out, result)
     if failures:
         out.line()
         out.table(
@@ -273,3 +406,30 @@ def print_report(out: Output, result: dict[str, Any], max_failures: int = 0) -> 
         )
         if max_failures and len(failures) > max_failures:
             out.line(f"... and {len(failures) - max_failures} more failures (--max-failures 0 or --json lists all)")
+
+
+def print_index(out: Output, result: dict[str, Any]) -> None:
+    index = result.get("index")
+    if index is None:
+        return
+    storage = " and ".join(index["storage"])
+    if not index["checked"]:
+        out.line(f"index ({storage}): unchecked: {index['unchecked_reason']}")
+    else:
+        out.line(
+            f"index ({storage}): {index['entries']} entries checked against the entry logs, "
+            f"{index['failures']} failures; {index['unindexed_entries']} entries in the logs are not indexed"
+        )
+    for note in index["notes"]:
+        out.line(f"  note: {note}")
+    if result["unindexed"]:
+        out.line()
+        out.line("not indexed (informational: deleted ledgers await garbage collection):")
+        out.table(
+            ["file", "scope", "ledger", "entries", "entry ids", "ledger state"],
+            [
+                [u["file"], u["scope_id"], u["ledger_id"], u["entries"], f"{u['first_entry']}..{u['last_entry']}", u["ledger_state"]]
+                for u in result["unindexed"]
+            ],
+            right=("scope", "ledger", "entries"),
+        )

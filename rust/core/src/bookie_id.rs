@@ -1,4 +1,4 @@
-//! Bookie identifiers (BP-41, FORMATS.md §9).
+//! Bookie identifiers (BP-41, docs/formats.md#bookie-ids).
 //!
 //! Since 4.12 a bookie is named by an opaque [`BookieId`] string; before that the
 //! name was always its `host:port` address, and such "legacy" ids still resolve to

@@ -1,4 +1,4 @@
-//! Digest types and algorithms (FORMATS.md §1.3, §2).
+//! Digest types and algorithms (docs/formats.md#digests).
 //!
 //! A digest always covers the entry header followed by the payload, skipping the
 //! stored digest itself; callers pass those parts and this module never needs
@@ -130,11 +130,13 @@ fn crc32c_register(crc: u32, data: &[u8]) -> u32 {
         // SAFETY: `level` found the CPU features each path enables.
         match crc32c_x86::level() {
             Level::Avx512 if data.len() >= crc32c_x86::FOLD_MIN => {
+                // SAFETY: the CPU has AVX-512 and VPCLMULQDQ (`level` checked).
                 return unsafe { crc32c_x86::crc32c_register_avx512(crc, data) }
             }
             // Short messages call the small function directly, not through the
             // kernel (whose set-up costs a few cycles even when it returns early).
             Level::Avx512 | Level::Sse42 if data.len() <= SHORT_SSE42_MAX => {
+                // SAFETY: the CPU has SSE4.2 (`level` checked).
                 return unsafe { crc32c_x86::crc32_words(crc, data) }
             }
             _ => {}
@@ -238,12 +240,12 @@ pub fn sha1(parts: &[&[u8]]) -> [u8; 20] {
     h.finalize().into()
 }
 
-/// The master ("ledger") key a bookie stores: SHA1("ledger" ‖ password) (§1.4).
+/// The master ("ledger") key a bookie stores: SHA1("ledger" ‖ password) (docs/formats.md#digests).
 pub fn master_key(password: &[u8]) -> [u8; 20] {
     sha1(&[b"ledger", password])
 }
 
-/// The HMAC-SHA1 key: SHA1("mac" ‖ password) (§1.3).
+/// The HMAC-SHA1 key: SHA1("mac" ‖ password) (docs/formats.md#digests).
 pub fn mac_key(password: &[u8]) -> [u8; 20] {
     sha1(&[b"mac", password])
 }
@@ -623,7 +625,7 @@ mod tests {
         assert_eq!(crc32c(b""), 0);
         assert_eq!(crc32c_append(crc32c(b"1234"), b"56789"), 0xe3069283);
         assert_eq!(crc32_append(crc32(b"1234"), b"56789"), 0xcbf43926);
-        // FORMATS.md §13: the resume vector for the ledger 1 / entry 0 header.
+        // docs/formats.md#test-vectors: the resume vector for the ledger 1 / entry 0 header.
         let header: Vec<u8> = [1i64, 0, -1, 5].iter().flat_map(|v| v.to_be_bytes()).collect();
         assert_eq!(crc32c(&header), 0xf844c69c);
         assert_eq!(crc32c_append(0xf844c69c, b"hello"), 0xe3a5f74d);

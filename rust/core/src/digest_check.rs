@@ -28,6 +28,7 @@
 //! interleaved streams. Everything else, and every entry that does not verify, goes
 //! through [`DigestChecker::check_one`], which also learns the ledger's type.
 
+use std::borrow::BorrowMut;
 use std::collections::HashMap;
 
 use crate::digest::{crc32c_concat_many, DigestType, Digester};
@@ -38,6 +39,9 @@ use crate::ledger_digests::LedgerDigests;
 
 /// Entries checked together.
 pub const GROUP_LEN: usize = 48;
+
+/// How many entries ahead [`DigestChecker::check_group`] prefetches headers.
+const HEADERS_AHEAD: usize = 8;
 
 /// How an entry's digest came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -324,12 +328,14 @@ impl DigestChecker {
     /// known without inference (a computed digest: CRC-32C, CRC-32, or HMAC with its
     /// key), writing each into `out`; returns how many. The first entry that is
     /// anything else is left for [`DigestChecker::check_one`]. Learns nothing, so
-    /// checking entries again is harmless.
-    pub fn check_group(&mut self, entries: &[&[u8]], out: &mut [CheckedEntry]) -> usize {
+    /// checking entries again is harmless. `out` may be the callers' own row
+    /// records holding a [`CheckedEntry`], which are then written in place.
+    ///
+    /// A checker that does not verify frames the same entries and computes
+    /// nothing: their verdict is [`Verdict::NotAsked`], as `check_one` gives them.
+    pub fn check_group<C: BorrowMut<CheckedEntry>>(&mut self, entries: &[&[u8]], out: &mut [C]) -> usize {
         let n = entries.len().min(GROUP_LEN).min(out.len());
-        if !self.verify {
-            return 0;
-        }
+        let verdict = if self.verify { Verdict::Verified } else { Verdict::NotAsked };
         let mut heads: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
         let mut tails: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
         let mut stored = [0u32; GROUP_LEN];
@@ -338,19 +344,27 @@ impl DigestChecker {
         let mut framed = 0;
         // Frame while the type is known and has a computed digest.
         for (i, &bytes) in entries[..n].iter().enumerate() {
+            // The headers of mid-size entries a few entries on are asked for now: a
+            // batch larger than the caches is otherwise framed at the latency of
+            // each entry's first line.
+            #[cfg(target_arch = "x86_64")]
+            if let Some(ahead) = entries.get(i + HEADERS_AHEAD) {
+                // SAFETY: a prefetch is a hint; it never faults.
+                unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(ahead.as_ptr().cast()) };
+            }
             let Some((view, rest)) = HeaderView::read(bytes) else { break };
             let Some(dt) = self.known_type(&view) else { break };
             if dt == DigestType::Dummy || rest.len() < dt.len() {
                 break;
             }
             let (head, digest_and_payload) = bytes.split_at(view.len());
-            out[i] = CheckedEntry {
+            *out[i].borrow_mut() = CheckedEntry {
                 header: view.to_header(),
                 digest_type: Some(dt),
                 payload_at: (view.len() + dt.len()) as u32,
-                verdict: Verdict::Verified,
+                verdict,
             };
-            if dt == DigestType::Crc32c {
+            if dt == DigestType::Crc32c && self.verify {
                 let (digest, payload) = digest_and_payload.split_at(4);
                 heads[crcs] = head;
                 tails[crcs] = payload;
@@ -359,6 +373,9 @@ impl DigestChecker {
                 crcs += 1;
             }
             framed = i + 1;
+        }
+        if !self.verify {
+            return framed;
         }
         let mut ok = [true; GROUP_LEN];
         if crcs > 0 {
@@ -369,7 +386,7 @@ impl DigestChecker {
             }
         }
         for i in 0..framed {
-            let c = &out[i];
+            let c: &CheckedEntry = out[i].borrow();
             let dt = c.digest_type.expect("framed with a type");
             if dt != DigestType::Crc32c {
                 let entry = Entry::frame(entries[i], Some(dt)).expect("framed above");
@@ -795,5 +812,24 @@ mod tests {
         mixed[20][45] ^= 1;
         let refs: Vec<&[u8]> = mixed.iter().map(Vec::as_slice).collect();
         assert_eq!(c.check_group(&refs[1..], &mut out), 19);
+    }
+
+    #[test]
+    fn groups_not_verified_frame_as_check_one_does_and_compute_nothing() {
+        let digests = LedgerDigests::new(DigestPolicy::Fixed(DigestType::Crc32c), b"");
+        let mut damaged = ledger(DigestType::Crc32c, b"", 1, 30, 5);
+        damaged[7][45] ^= 1;
+        damaged[20].truncate(30);
+        let refs: Vec<&[u8]> = damaged.iter().map(Vec::as_slice).collect();
+        let mut grouped = DigestChecker::new(&digests, false);
+        let mut out = [CheckedEntry { header: EntryHeader::new(0, 0, 0, 0, 0), digest_type: None, payload_at: 0, verdict: Verdict::Verified }; GROUP_LEN];
+        // Up to the truncated entry, which does not frame; the damaged digest is not looked at.
+        assert_eq!(grouped.check_group(&refs, &mut out), 20);
+        let mut single = DigestChecker::new(&digests, false);
+        for (i, e) in refs[..20].iter().enumerate() {
+            assert!(matches!(single.check_one(e), Outcome::Framed(c, None) if c == out[i]), "entry {i}");
+            assert_eq!(out[i].verdict, Verdict::NotAsked);
+        }
+        assert!(matches!(single.check_one(refs[20]), Outcome::Unframed(_)));
     }
 }

@@ -1,5 +1,6 @@
-//! Ledger entries: Entry Format V1 (FORMATS.md §1.1, what BookKeeper writes) and
-//! the BP-35 Entry Format V2 as fixed by ENTRY_V2.md, plus explicit-LAC blobs (§1.5).
+//! Ledger entries: Entry Format V1 (what BookKeeper writes) and the BP-35 Entry Format
+//! V2 as this project fixes it (docs/formats.md#ledger-entries), plus explicit-LAC blobs
+//! (docs/formats.md#lac-entries).
 //!
 //! Decoding borrows: an [`Entry`] is the parsed header plus slices of the caller's
 //! bytes, so the payload is never copied.
@@ -31,7 +32,7 @@ pub enum EntryFormat {
 }
 
 impl EntryFormat {
-    /// Detect the format from the first byte (ENTRY_V2.md §3): bit 7 clear is V1.
+    /// Detect the format from the first byte (docs/formats.md#ledger-entries): bit 7 clear is V1.
     #[inline]
     pub fn detect(first_byte: u8) -> EntryFormat {
         if first_byte & VERSIONED_BIT == 0 {
@@ -91,7 +92,7 @@ pub struct EntryHeader {
 }
 
 impl EntryHeader {
-    /// A header for a new entry; the format follows ENTRY_V2.md §5 (V2 iff scope != 0).
+    /// A header for a new entry; the format follows docs/formats.md#ledger-entries (V2 iff scope != 0).
     pub fn new(scope_id: i64, ledger_id: i64, entry_id: i64, last_add_confirmed: i64, length: i64) -> Self {
         let format = if scope_id == 0 { EntryFormat::V1 } else { EntryFormat::V2 };
         EntryHeader { format, scope_id, ledger_id, entry_id, last_add_confirmed, length }
@@ -126,7 +127,7 @@ pub struct HeaderIds {
 }
 
 /// An entry header read in place: the one reader of the V1/V2 header layout
-/// (ENTRY_V2.md §1-3). Every parser of entries (the decoders, the file scans,
+/// (docs/formats.md#ledger-entries). Every parser of entries (the decoders, the file scans,
 /// the batch builders) goes through it.
 #[derive(Clone, Copy)]
 pub struct HeaderView<'a> {
@@ -344,7 +345,7 @@ impl<'a> Entry<'a> {
         same_digest(computed.as_bytes(), self.digest())
     }
 
-    /// BookKeeper's verification (§1.7): digest, then ledger id, then entry id,
+    /// BookKeeper's verification (docs/formats.md#ledger-entries): digest, then ledger id, then entry id,
     /// each id checked only when the caller gives one.
     pub fn verify(&self, digester: &Digester, ledger_id: Option<i64>, entry_id: Option<i64>) -> Result<()> {
         if digester.digest_type() != self.digest_type {
@@ -505,7 +506,7 @@ pub fn encode_entry(header: &EntryHeader, payload: &[u8], digester: &Digester) -
     Ok(out)
 }
 
-/// An explicit-LAC blob (§1.5): ledger id, last-add-confirmed, digest over those 16 bytes.
+/// An explicit-LAC blob (docs/formats.md#lac-entries): ledger id, last-add-confirmed, digest over those 16 bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LacBlob<'a> {
     pub ledger_id: i64,

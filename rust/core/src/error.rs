@@ -131,13 +131,41 @@ impl Error {
     }
 }
 
+/// `kind: detail at byte N of path`: the location once, from `offset` and `path`, so
+/// details never name the offset themselves. Argument errors are about the caller's
+/// arguments, not bytes of data, and carry no offset (their details say where in an
+/// argument string, when that matters).
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.path {
-            Some(p) => write!(f, "{}: {} at byte {} of {}", self.kind.as_str(), self.detail, self.offset, p.display()),
-            None => write!(f, "{}: {} at byte {}", self.kind.as_str(), self.detail, self.offset),
+        write!(f, "{}: {}", self.kind.as_str(), self.detail)?;
+        match (&self.path, self.kind) {
+            (Some(p), ErrorKind::InvalidArgument) => write!(f, " ({})", p.display()),
+            (Some(p), _) => write!(f, " at byte {} of {}", self.offset, p.display()),
+            (None, ErrorKind::InvalidArgument) => Ok(()),
+            (None, _) => write!(f, " at byte {}", self.offset),
         }
     }
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_names_the_location_once() {
+        let e = Error::corrupt(12, "bad magic");
+        assert_eq!(e.to_string(), "corrupt: bad magic at byte 12");
+        let e = Error::truncated(0, 4, 1).in_file(Path::new("x/0.log"));
+        assert_eq!(e.to_string(), "truncated: needed 4 bytes, 1 available at byte 0 of x/0.log");
+    }
+
+    #[test]
+    fn argument_errors_carry_no_offset() {
+        let e = Error::invalid_argument("unknown digest type \"x\"");
+        assert_eq!(e.to_string(), "invalid argument: unknown digest type \"x\"");
+        let e = Error::invalid_argument("log id too large").in_file(Path::new("a.log"));
+        assert_eq!(e.to_string(), "invalid argument: log id too large (a.log)");
+    }
+}

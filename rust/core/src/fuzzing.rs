@@ -158,7 +158,7 @@ pub fn file_readers(input: &[u8]) -> usize {
     let len = file.len() as u64;
     // Bytes in memory are scanned in place; other sources through the window, which
     // every other input exercises.
-    let source: Arc<dyn ReadAt> = if input.len() % 2 == 0 {
+    let source: Arc<dyn ReadAt> = if input.len().is_multiple_of(2) {
         Arc::new(MemorySource::from_vec(file))
     } else {
         Arc::new(Copying(file))
@@ -215,6 +215,90 @@ impl crate::files::source::ReadAt for Copying {
         buf[..n].copy_from_slice(&self.0[start..start + n]);
         Ok(n)
     }
+}
+
+/// The Pulsar message decoder on arbitrary entries, and the metadata-store
+/// decoders on the same bytes. The first byte picks the options: bit 0 reassembles
+/// chunks, bits 1-2 what ledger 1 holds (unknown, messages, a compacted topic, a
+/// cursor), bit 3 payload views, bit 4 small output batches. The rest is entries of
+/// ledger 1, each `[u16 length][bytes]` (the last takes what is left). Under `Raise`
+/// the decoder either reads everything (and then `Flag` gives the same rows, none
+/// flagged) or names an error inside an entry (and `Flag` flags a row).
+pub fn pulsar_messages(input: &[u8]) -> usize {
+    use crate::arrow::{OnError, PayloadMode};
+    use crate::pulsar::managed_ledger::{
+        decode_managed_cursor_info, decode_managed_ledger_info, managed_cursor_info_value, managed_ledger_info_value,
+    };
+    use crate::pulsar::{DecoderOptions, EntryIds, LedgerOwner, MessageDecoder};
+    use std::collections::HashMap;
+
+    let Some((&selector, body)) = input.split_first() else {
+        return 0;
+    };
+    if let Ok((info, enc)) = decode_managed_ledger_info(body) {
+        managed_ledger_info_value(&info, enc);
+    }
+    if let Ok((info, enc)) = decode_managed_cursor_info(body) {
+        managed_cursor_info_value(&info, enc);
+    }
+    crate::pulsar::topics::classify_znode(&String::from_utf8_lossy(body));
+
+    let mut entries = Vec::new();
+    let mut rest = body;
+    while rest.len() >= 2 {
+        let len = u16::from_be_bytes([rest[0], rest[1]]) as usize;
+        let end = (2 + len).min(rest.len());
+        entries.push(&rest[2..end]);
+        rest = &rest[end..];
+    }
+    let owner = match (selector >> 1) & 3 {
+        0 => None,
+        1 => Some("messages"),
+        2 => Some("compacted"),
+        _ => Some("cursor"),
+    };
+    let owners: HashMap<i64, LedgerOwner> =
+        owner.map(|k| (1, LedgerOwner { kind: k.into(), topic: Some("persistent://t/n/x".into()) })).into_iter().collect();
+    let options = |on_error| DecoderOptions {
+        on_error,
+        reassemble_chunks: selector & 1 != 0,
+        payload: if selector & 8 != 0 { PayloadMode::BinaryView } else { PayloadMode::Binary },
+        batch_rows: if selector & 16 != 0 { 3 } else { 1 << 16 },
+        ..DecoderOptions::default()
+    };
+    let run = |on_error| -> Result<(usize, usize)> {
+        let mut d = MessageDecoder::new(options(on_error), owners.clone());
+        for (i, e) in entries.iter().enumerate() {
+            let ids = EntryIds { scope_id: Some(0), ledger_id: Some(1), entry_id: Some(i as i64) };
+            d.push_entry(i as u64, ids, Some(e), None)?;
+        }
+        let batches = d.finish_all()?;
+        let rows = batches.iter().map(|b| b.num_rows()).sum();
+        let flagged = batches
+            .iter()
+            .map(|b| b.column_by_name("error").map_or(0, |c| c.len() - c.null_count()))
+            .sum();
+        for b in &batches {
+            b.column_by_name("ledger_id").expect("ids");
+        }
+        Ok((rows, flagged))
+    };
+    let (rows, flagged) = run(OnError::Flag).expect("flagging never fails");
+    let longest = entries.iter().map(|e| e.len()).max().unwrap_or(0);
+    match run(OnError::Raise) {
+        Ok((raised_rows, _)) => {
+            assert_eq!(flagged, 0, "Raise read everything, yet Flag flagged {flagged} rows");
+            assert_eq!(raised_rows, rows);
+        }
+        Err(e) => {
+            assert!(flagged > 0, "Raise failed ({e}) where Flag flagged nothing");
+            assert!(e.offset as usize <= longest, "{e} (entries of at most {longest} bytes)");
+        }
+    }
+    if !entries.is_empty() && owner != Some("cursor") {
+        assert!(rows > 0 || selector & 1 != 0, "{} entries gave no row", entries.len());
+    }
+    rows
 }
 
 /// An error names an offset inside (or at the end of) the bytes it was given.
@@ -381,6 +465,79 @@ mod tests {
         for _ in 0..2000 {
             let len = rng.below(300);
             file_readers(&rng.bytes(len));
+        }
+    }
+
+    /// Pulsar entries of every shape (see `pulsar::testing`), as [`pulsar_messages`] inputs.
+    fn pulsar_corpus(rng: &mut Rng) -> Vec<Vec<u8>> {
+        use crate::pulsar::proto::{BrokerEntryMetadata, EncryptionKeys};
+        use crate::pulsar::testing::{batch, compress, compressed, entry, metadata, property, single};
+        let mut entries: Vec<Vec<u8>> = Vec::new();
+        for codec in 0..=4 {
+            for n in [1usize, 3, 20] {
+                let messages: Vec<_> = (0..n)
+                    .map(|i| {
+                        let len = rng.below(60);
+                        (single(i as u64), rng.bytes(len))
+                    })
+                    .collect();
+                let raw = batch(&messages);
+                let mut md = compressed(metadata("p", 0, 1), codec, raw.len());
+                md.num_messages_in_batch = Some(n as i32);
+                let broker = BrokerEntryMetadata { broker_timestamp: Some(5), index: Some(100) };
+                entries.push(entry(&md, &compress(codec, &raw), rng.below(2) == 0, (n > 1).then_some(&broker)));
+            }
+            let mut md = compressed(metadata("p", 0, 1), codec, 50);
+            md.properties = vec![property("k", "v")];
+            entries.push(entry(&md, &compress(codec, &rng.bytes(50)), true, None));
+        }
+        let mut enc = metadata("p", 0, 1);
+        enc.encryption_keys = vec![EncryptionKeys { key: Some(b"k".to_vec()), value: Some(vec![1]), metadata: vec![] }];
+        entries.push(entry(&enc, &rng.bytes(40), true, None));
+        for id in 0..3 {
+            let mut md = metadata("p", 9, 1);
+            md.uuid = Some(b"p-9".to_vec());
+            md.chunk_id = Some(id);
+            md.num_chunks_from_msg = Some(3);
+            md.total_chunk_msg_size = Some(30);
+            entries.push(entry(&md, &rng.bytes(10), true, None));
+        }
+        // Inputs of one to four entries each, some as a compacted ledger's records.
+        let mut out = Vec::new();
+        for _ in 0..60 {
+            let mut input = vec![rng.next() as u8];
+            for _ in 0..1 + rng.below(4) {
+                let mut e = entries[rng.below(entries.len())].clone();
+                if input[0] & 6 == 4 {
+                    let id = [0x08, 0x01, 0x10, 0x02];
+                    let mut record = (id.len() as u32).to_be_bytes().to_vec();
+                    record.extend_from_slice(&id);
+                    record.extend_from_slice(&(e.len() as u32).to_be_bytes());
+                    record.extend_from_slice(&e);
+                    e = record;
+                }
+                input.extend_from_slice(&(e.len() as u16).to_be_bytes());
+                input.extend_from_slice(&e);
+            }
+            out.push(input);
+        }
+        out
+    }
+
+    #[test]
+    fn pulsar_messages_never_panic() {
+        let mut rng = Rng(0x5EED_0004);
+        let corpus = pulsar_corpus(&mut rng);
+        let rows: usize = corpus.iter().map(|input| pulsar_messages(input)).sum();
+        assert!(rows > 300, "{rows} rows: the decoder must reach the entries");
+        for _ in 0..60 {
+            for input in &corpus {
+                pulsar_messages(&mutate(&mut rng, input));
+            }
+        }
+        for _ in 0..3000 {
+            let len = rng.below(200);
+            pulsar_messages(&rng.bytes(len));
         }
     }
 

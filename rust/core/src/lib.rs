@@ -24,7 +24,10 @@ pub(crate) mod java_number;
 pub mod metadata;
 pub mod wire;
 pub mod files;
+pub mod bookie;
 pub mod ledger_digests;
+// Apache Pulsar's messages and topic metadata.
+pub mod pulsar;
 
 pub use digest::{DigestType, Digester};
 pub use digest_check::{check_entry, CheckedEntry, DigestChecker, Unchecked, Verdict};

@@ -9,16 +9,12 @@ use bkcodec_core::arrow::{EntryBatchOptions, EntryDecoder, OnError, PayloadMode}
 use bkcodec_core::digest_check::Outcome;
 use bkcodec_core::{DigestChecker, DigestPolicy, DigestType, LedgerDigests, Unchecked, Verdict};
 
-fn golden_dir() -> Option<PathBuf> {
+fn golden_dir() -> PathBuf {
     let dir = std::env::var_os("BKCODEC_GOLDEN")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/golden"));
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipped: golden corpus not found at {} (set BKCODEC_GOLDEN)", dir.display());
-        None
-    }
+    assert!(dir.is_dir(), "golden corpus expected at {} (set BKCODEC_GOLDEN)", dir.display());
+    dir
 }
 
 /// The container's records: `[4-byte big-endian length][entry]`.
@@ -34,8 +30,9 @@ fn records(bytes: &[u8]) -> Vec<&[u8]> {
 }
 
 #[test]
+#[cfg_attr(not(golden_corpus), ignore = "needs the golden corpus: ../shared/golden beside the repository, or BKCODEC_GOLDEN")]
 fn auto_policy_infers_every_checksummed_ledger() {
-    let Some(dir) = golden_dir() else { return };
+    let dir = golden_dir();
     for dt in [DigestType::Crc32, DigestType::Crc32c, DigestType::Hmac] {
         let file = std::fs::read(dir.join(format!("entries/{}.entries", dt.name().to_uppercase()))).unwrap();
         let entries = records(&file);
@@ -53,8 +50,9 @@ fn auto_policy_infers_every_checksummed_ledger() {
 /// DUMMY and HMAC ones without the password as unchecked, never as damaged; an
 /// entry with no chain of its own takes its ledger's.
 #[test]
+#[cfg_attr(not(golden_corpus), ignore = "needs the golden corpus: ../shared/golden beside the repository, or BKCODEC_GOLDEN")]
 fn length_chains_tell_dummy_and_hmac_ledgers() {
-    let Some(dir) = golden_dir() else { return };
+    let dir = golden_dir();
     for (name, expected) in [
         ("DUMMY", (Some(DigestType::Dummy), Verdict::Verified)),
         ("HMAC", (Some(DigestType::Hmac), Verdict::Unchecked(Unchecked::NoPassword))),
@@ -73,8 +71,9 @@ fn length_chains_tell_dummy_and_hmac_ledgers() {
 }
 
 #[test]
+#[cfg_attr(not(golden_corpus), ignore = "needs the golden corpus: ../shared/golden beside the repository, or BKCODEC_GOLDEN")]
 fn builder_flags_exactly_the_damaged_records() {
-    let Some(dir) = golden_dir() else { return };
+    let dir = golden_dir();
     for name in ["CRC32", "CRC32C", "HMAC"] {
         let good = std::fs::read(dir.join(format!("entries/{name}.entries"))).unwrap();
         let bad = std::fs::read(dir.join(format!("entries/{name}.corrupt.entries"))).unwrap();

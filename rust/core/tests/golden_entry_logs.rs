@@ -103,8 +103,9 @@ fn gaps(log: &EntryLog<'_>) -> Vec<(u64, u64, GapKind)> {
 }
 
 #[test]
+#[cfg_attr(not(golden_corpus), ignore = "needs the golden corpus: ../shared/golden beside the repository, or BKCODEC_GOLDEN")]
 fn legacy_logs_read_back_as_written() {
-    let Some(dir) = golden("entrylogs") else { return };
+    let dir = golden("entrylogs");
     for scenario in ["open_log", "multi_ledger", "torn_mid_entry_body"] {
         let rows = manifest(&dir.join(format!("{scenario}.jsonl")));
         let (src, log_id) = open(&dir, &rows);
@@ -169,8 +170,9 @@ fn legacy_logs_read_back_as_written() {
 }
 
 #[test]
+#[cfg_attr(not(golden_corpus), ignore = "needs the golden corpus: ../shared/golden beside the repository, or BKCODEC_GOLDEN")]
 fn rolled_log_map_records_are_scanned_in_place() {
-    let Some(dir) = golden("entrylogs") else { return };
+    let dir = golden("entrylogs");
     let rows = manifest(&dir.join("multi_ledger.jsonl"));
     let (src, _) = open(&dir, &rows);
     let log = EntryLog::new(src.bytes());
@@ -190,8 +192,9 @@ fn rolled_log_map_records_are_scanned_in_place() {
 }
 
 #[test]
+#[cfg_attr(not(golden_corpus), ignore = "needs the golden corpus: ../shared/golden beside the repository, or BKCODEC_GOLDEN")]
 fn many_ledgers_map_spans_two_batches() {
-    let Some(dir) = golden("entrylogs") else { return };
+    let dir = golden("entrylogs");
     let rows = manifest(&dir.join("many_ledgers.jsonl"));
     let (src, log_id) = open(&dir, &rows);
     let log = EntryLog::new(src.bytes());
@@ -224,8 +227,9 @@ fn many_ledgers_map_spans_two_batches() {
 }
 
 #[test]
+#[cfg_attr(not(golden_corpus), ignore = "needs the golden corpus: ../shared/golden beside the repository, or BKCODEC_GOLDEN")]
 fn direct_logs_read_back_as_written() {
-    let Some(dir) = golden("direct_entrylogs") else { return };
+    let dir = golden("direct_entrylogs");
     for scenario in ["direct_open", "direct_rolled"] {
         let rows = manifest(&dir.join(format!("{scenario}.jsonl")));
         let (src, log_id) = open(&dir, &rows);
@@ -263,18 +267,17 @@ fn direct_logs_read_back_as_written() {
 
 /// Ranges that tile a golden log give the whole-file scan, item for item.
 #[test]
+#[cfg_attr(not(golden_corpus), ignore = "needs the golden corpus: ../shared/golden beside the repository, or BKCODEC_GOLDEN")]
 fn golden_logs_tile_exactly() {
     let mut files = Vec::new();
-    if let Some(dir) = golden("entrylogs") {
-        for f in ["open_log/current/2a.log", "multi_ledger/current/0.log", "torn_mid_entry_body/current/0.log",
-            "many_ledgers/current/10.log"] {
-            files.push(dir.join(f));
-        }
+    let dir = golden("entrylogs");
+    for f in ["open_log/current/2a.log", "multi_ledger/current/0.log", "torn_mid_entry_body/current/0.log",
+        "many_ledgers/current/10.log"] {
+        files.push(dir.join(f));
     }
-    if let Some(dir) = golden("direct_entrylogs") {
-        files.push(dir.join("direct_open/current/0.log"));
-        files.push(dir.join("direct_rolled/current/0.log"));
-    }
+    let dir = golden("direct_entrylogs");
+    files.push(dir.join("direct_open/current/0.log"));
+    files.push(dir.join("direct_rolled/current/0.log"));
     for path in files {
         let src = MemorySource::read(&path).unwrap();
         let log = EntryLog::new(src.bytes());

@@ -11,8 +11,9 @@ use bkcodec_core::files::{MemorySource, IndexFile, Location};
 use common::*;
 
 #[test]
+#[cfg_attr(not(golden_corpus), ignore = "needs the golden corpus: ../shared/golden beside the repository, or BKCODEC_GOLDEN")]
 fn index_files_read_back_as_written() {
-    let Some(dir) = golden("index") else { return };
+    let dir = golden("index");
     let rows = manifest(&dir.join("index.jsonl"));
     assert_eq!(rows.len(), 3);
     for row in &rows {

@@ -52,8 +52,9 @@ fn verifying_digest(bytes: &[u8]) -> Option<DigestType> {
 }
 
 #[test]
+#[cfg_attr(not(golden_corpus), ignore = "needs the golden corpus: ../shared/golden beside the repository, or BKCODEC_GOLDEN")]
 fn journals_replay_as_bookkeeper_did() {
-    let Some(dir) = golden("journals") else { return };
+    let dir = golden("journals");
     for scenario in SCENARIOS {
         let (rows, src) = load(&dir, scenario);
         let file = records(&rows, "file")[0];
@@ -156,8 +157,9 @@ fn journals_replay_as_bookkeeper_did() {
 /// What was submitted reaches the file, except what BookKeeper drops: force-ledger
 /// requests always, explicit LACs below version 6.
 #[test]
+#[cfg_attr(not(golden_corpus), ignore = "needs the golden corpus: ../shared/golden beside the repository, or BKCODEC_GOLDEN")]
 fn submitted_records_reach_the_file() {
-    let Some(dir) = golden("journals") else { return };
+    let dir = golden("journals");
     for scenario in SCENARIOS {
         let (rows, src) = load(&dir, scenario);
         let version = i64_of(&records(&rows, "file")[0]["header_version"]);
@@ -178,8 +180,9 @@ fn submitted_records_reach_the_file() {
 
 /// Re-writing the replayed records with the same flush points gives the same file.
 #[test]
+#[cfg_attr(not(golden_corpus), ignore = "needs the golden corpus: ../shared/golden beside the repository, or BKCODEC_GOLDEN")]
 fn writer_reproduces_golden_journals() {
-    let Some(dir) = golden("journals") else { return };
+    let dir = golden("journals");
     for scenario in SCENARIOS {
         let (rows, src) = load(&dir, scenario);
         let file = records(&rows, "file")[0];
@@ -217,8 +220,9 @@ fn writer_reproduces_golden_journals() {
 }
 
 #[test]
+#[cfg_attr(not(golden_corpus), ignore = "needs the golden corpus: ../shared/golden beside the repository, or BKCODEC_GOLDEN")]
 fn golden_journals_tile_exactly() {
-    let Some(dir) = golden("journals") else { return };
+    let dir = golden("journals");
     for scenario in SCENARIOS {
         let (_, src) = load(&dir, scenario);
         let j = Journal::new(src.bytes()).unwrap();

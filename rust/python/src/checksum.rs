@@ -56,8 +56,10 @@ unsafe fn checksum_any(
             "{name}() takes from 1 to 2 positional arguments but {nargs} were given"
         )));
     }
-    // SAFETY (all `args` reads): the caller's contract.
-    let arg = |i: usize| unsafe { Bound::from_borrowed_ptr(py, *args.add(i)) };
+    let arg = |i: usize| {
+        // SAFETY: `i` is below `nargs` plus the keywords' count (the caller's contract).
+        unsafe { Bound::from_borrowed_ptr(py, *args.add(i)) }
+    };
     let mut data = (nargs >= 1).then(|| arg(0));
     let mut value = (nargs >= 2).then(|| arg(1));
     if !kwnames.is_null() {
@@ -95,15 +97,19 @@ unsafe fn checksum_any(
 /// # Safety
 /// The GIL must be held and `value` a valid object.
 unsafe fn exact_u32(value: *mut ffi::PyObject) -> Option<u32> {
-    if unsafe { ffi::PyLong_CheckExact(value) } == 0 {
-        return None;
+    // SAFETY: the GIL is held and `value` is valid (the caller's contract); the
+    // C API calls below need nothing more.
+    unsafe {
+        if ffi::PyLong_CheckExact(value) == 0 {
+            return None;
+        }
+        let v = ffi::PyLong_AsUnsignedLong(value);
+        if v == c_ulong::MAX && !ffi::PyErr_Occurred().is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        u32::try_from(v).ok()
     }
-    let v = unsafe { ffi::PyLong_AsUnsignedLong(value) };
-    if v == c_ulong::MAX && !unsafe { ffi::PyErr_Occurred() }.is_null() {
-        unsafe { ffi::PyErr_Clear() };
-        return None;
-    }
-    u32::try_from(v).ok()
 }
 
 /// The bytes of `data` when it is an exact `bytes`, or a `bytearray` small enough
@@ -114,6 +120,8 @@ unsafe fn exact_u32(value: *mut ffi::PyObject) -> Option<u32> {
 /// than the caller's reference to `data` (and, for a `bytearray`, the GIL).
 #[inline(always)]
 unsafe fn direct_bytes<'a>(data: *mut ffi::PyObject) -> Option<&'a [u8]> {
+    // SAFETY: the GIL is held and `data` is valid (the caller's contract); each slice
+    // covers the object's own storage, of the length it reports.
     unsafe {
         if ffi::PyBytes_CheckExact(data) != 0 {
             let len = ffi::Py_SIZE(data) as usize;
@@ -166,6 +174,7 @@ unsafe fn checksum_call(
     }
     // SAFETY: Python calls this with the GIL held; the rest is the caller's contract.
     let py = unsafe { Python::assume_attached() };
+    // SAFETY: `args`, `nargs` and `kwnames` as Python passed them (the caller's contract).
     match unsafe { checksum_any(py, name, args, nargs, kwnames, checksum) } {
         // SAFETY: the GIL is held.
         Ok(crc) => unsafe { ffi::PyLong_FromUnsignedLong(c_ulong::from(crc)) },

@@ -4,11 +4,11 @@ use std::fs::{File, OpenOptions};
 use std::io::BufWriter;
 use std::path::PathBuf;
 
-use std::sync::Arc;
+use std::sync::{Mutex, MutexGuard};
 
 use bkcodec_core::arrow::{ledgers_map_batch, EntryLogBatchReader};
 use bkcodec_core::files::entry_log::{self, LedgersMap, LedgersMapSource};
-use bkcodec_core::files::{EntryLogHeader, EntryLogLayout, EntryLogWriter, FileSource, Location};
+use bkcodec_core::files::{EntryLogHeader, EntryLogLayout, EntryLogWriter, Location};
 use bkcodec_core::{Error, ErrorKind};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -19,6 +19,7 @@ use crate::args::Password;
 use crate::buffer::BytesInput;
 use crate::errors::IntoPyResult;
 use crate::file_args::file_scan_options;
+use crate::file_like::FileInput;
 use crate::record_batch_reader::PyFileBatchReader;
 
 /// Reads an entry log's entries lazily as a `RecordBatchReader`.
@@ -30,7 +31,7 @@ use crate::record_batch_reader::PyFileBatchReader;
 #[allow(clippy::too_many_arguments)]
 fn read_entry_log(
     py: Python<'_>,
-    path: PathBuf,
+    path: FileInput,
     digest_type: Option<&Bound<'_, PyAny>>,
     password: Password,
     verify: bool,
@@ -45,7 +46,9 @@ fn read_entry_log(
     let options = file_scan_options(
         py, digest_type, &password, ledger_metadata, verify, batch_size, payload, on_error, start, end,
     )?;
-    let reader = py.detach(|| EntryLogBatchReader::open(&path, log_id, options)).py_err(py)?;
+    let log_id = log_id.or_else(|| entry_log::log_id_from_path(path.path()));
+    let reader = py.detach(|| EntryLogBatchReader::new(path.open()?, log_id, options)).py_err(py)?;
+    let path = path.path();
     let id = reader.log_id().map_or_else(|| "unknown".to_string(), |id| id.to_string());
     let source = format!("entry log {:?} ({} bytes, log id {id})", path.display().to_string(), reader.file_len());
     Ok(PyFileBatchReader::new(Box::new(reader), source))
@@ -106,12 +109,12 @@ impl PyEntryLogHeader {
 
 /// Reads and checks an entry log's header (magic `BKLO`, version 0 or 1).
 #[pyfunction]
-fn entry_log_header(py: Python<'_>, path: PathBuf) -> PyResult<PyEntryLogHeader> {
+fn entry_log_header(py: Python<'_>, path: FileInput) -> PyResult<PyEntryLogHeader> {
     py.detach(|| {
-        let source = FileSource::open(&path)?;
-        entry_log::read_header(&source).map_err(|e| {
+        let source = path.open()?;
+        entry_log::read_header(&*source).map_err(|e| {
             let detail = format!("not an entry log: {}", e.detail);
-            e.with_detail(detail).in_file(&path)
+            e.with_detail(detail).in_file(path.path())
         })
     })
     .map(PyEntryLogHeader)
@@ -176,22 +179,29 @@ impl PyLedgersMap {
 /// `password` lets the scan confirm HMAC entries around damage.
 #[pyfunction]
 #[pyo3(signature = (path, *, password = Password::default()), text_signature = "(path, *, password=b'')")]
-fn ledgers_map(py: Python<'_>, path: PathBuf, password: Password) -> PyResult<PyLedgersMap> {
+fn ledgers_map(py: Python<'_>, path: FileInput, password: Password) -> PyResult<PyLedgersMap> {
     py.detach(|| {
-        let source = Arc::new(FileSource::open(&path)?);
-        entry_log::ledgers_map_of(source, password.as_bytes()).map_err(|e| e.in_file(&path))
+        let source = path.open()?;
+        entry_log::ledgers_map_of(source, password.as_bytes()).map_err(|e| e.in_file(path.path()))
     })
     .map(PyLedgersMap)
     .py_err(py)
 }
 
 /// Writes an entry log byte for byte as BookKeeper's entry loggers do.
-#[pyclass(module = "bkcodec", name = "EntryLogWriter")]
+#[pyclass(module = "bkcodec", name = "EntryLogWriter", frozen)]
 pub struct PyEntryLogWriter {
-    writer: Option<EntryLogWriter<BufWriter<File>>>,
+    /// Threads sharing one writer take turns (the lock is waited for without the GIL).
+    state: Mutex<WriterState>,
     path: PathBuf,
     log_id: u32,
     layout: EntryLogLayout,
+}
+
+type EntryLog = EntryLogWriter<BufWriter<File>>;
+
+struct WriterState {
+    writer: Option<EntryLog>, // None once closed
     entries: u64,
 }
 
@@ -200,12 +210,22 @@ fn io_error(path: &std::path::Path, e: std::io::Error) -> Error {
 }
 
 impl PyEntryLogWriter {
-    fn writer(&mut self, py: Python<'_>) -> PyResult<&mut EntryLogWriter<BufWriter<File>>> {
-        let path = self.path.clone();
-        self.writer
-            .as_mut()
-            .ok_or_else(|| Error::invalid_argument(format!("entry log writer for {} is closed", path.display())))
-            .py_err(py)
+    fn state(&self) -> MutexGuard<'_, WriterState> {
+        // A panic inside a write leaves the writer as it was; keep using it.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `f` on the open writer and the entry count, without the GIL.
+    fn write<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut EntryLog, &mut u64) -> Result<T, Error> + Send) -> PyResult<T> {
+        py.detach(|| {
+            let mut guard = self.state();
+            let WriterState { writer, entries } = &mut *guard;
+            let writer = writer.as_mut().ok_or_else(|| {
+                Error::invalid_argument(format!("entry log writer for {} is closed", self.path.display()))
+            })?;
+            f(writer, entries).map_err(|e| e.in_file(&self.path))
+        })
+        .py_err(py)
     }
 }
 
@@ -215,7 +235,8 @@ impl PyEntryLogWriter {
     /// comes from the file name (`<hex>.log`) unless given. `layout="direct"`
     /// writes the DirectEntryLogger layout, its write buffer `buffer_size` bytes
     /// (padded with 0xF0 to 4 KiB at each flush) and the file extended with zeros to
-    /// `max_file_size` (0: no preallocation).
+    /// `max_file_size` (0: no preallocation). Threads may share a writer: their calls
+    /// take turns.
     #[new]
     #[pyo3(
         signature = (path, log_id = None, *, layout = "legacy", buffer_size = 1 << 20, max_file_size = 0, overwrite = false),
@@ -257,39 +278,38 @@ impl PyEntryLogWriter {
                 .map_err(|e| e.in_file(&path))
             })
             .py_err(py)?;
-        Ok(PyEntryLogWriter { writer: Some(writer), path, log_id, layout, entries: 0 })
+        let state = Mutex::new(WriterState { writer: Some(writer), entries: 0 });
+        Ok(PyEntryLogWriter { state, path, log_id, layout })
     }
 
     /// Appends an entry exactly as a client packaged it; returns its location
     /// (`log_id << 32 | offset of the entry bytes`), what an index stores.
-    fn add_entry(&mut self, py: Python<'_>, entry: BytesInput) -> PyResult<i64> {
-        let log_id = self.log_id;
-        let path = self.path.clone();
-        let writer = self.writer(py)?;
-        let offset = py.detach(|| writer.add_entry(entry.as_slice()).map_err(|e| e.in_file(&path))).py_err(py)?;
-        self.entries += 1;
-        Location::new(log_id, offset).map(Location::to_raw).py_err(py)
+    fn add_entry(&self, py: Python<'_>, entry: BytesInput) -> PyResult<i64> {
+        let offset = self.write(py, |w, entries| {
+            let offset = w.add_entry(entry.as_slice())?;
+            *entries += 1;
+            Ok(offset)
+        })?;
+        Location::new(self.log_id, offset).map(Location::to_raw).py_err(py)
     }
 
     /// Flushes the output; in the direct layout this ends the write buffer, padding
     /// with 0xF0 to the next 4 KiB boundary as the logger does at each flush.
-    fn flush(&mut self, py: Python<'_>) -> PyResult<()> {
-        let path = self.path.clone();
-        let writer = self.writer(py)?;
-        py.detach(|| writer.flush().map_err(|e| e.in_file(&path))).py_err(py)
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        self.write(py, |w, _| w.flush())
     }
 
     /// Finishes the file. `roll=True` appends the ledgers map and patches the header
     /// with its offset and ledger count, as rotating a log does; `roll=False` leaves
     /// an open log (no map, header map offset 0). Closing twice does nothing.
     #[pyo3(signature = (*, roll = true))]
-    fn close(&mut self, py: Python<'_>, roll: bool) -> PyResult<()> {
-        let Some(writer) = self.writer.take() else { return Ok(()) };
-        let path = self.path.clone();
+    fn close(&self, py: Python<'_>, roll: bool) -> PyResult<()> {
+        let path = &self.path;
         py.detach(|| {
-            let out = if roll { writer.finish_rolled() } else { writer.finish_open() }.map_err(|e| e.in_file(&path))?;
-            let file = out.into_inner().map_err(|e| io_error(&path, e.into_error()))?;
-            file.sync_all().map_err(|e| io_error(&path, e))
+            let Some(writer) = self.state().writer.take() else { return Ok(()) };
+            let out = if roll { writer.finish_rolled() } else { writer.finish_open() }.map_err(|e| e.in_file(path))?;
+            let file = out.into_inner().map_err(|e| io_error(path, e.into_error()))?;
+            file.sync_all().map_err(|e| io_error(path, e))
         })
         .py_err(py)
     }
@@ -311,19 +331,19 @@ impl PyEntryLogWriter {
 
     /// Offset the next record's size field will have.
     #[getter]
-    fn position(&self) -> Option<u64> {
-        self.writer.as_ref().map(|w| w.position())
+    fn position(&self, py: Python<'_>) -> Option<u64> {
+        py.detach(|| self.state().writer.as_ref().map(|w| w.position()))
     }
 
     /// Entries added so far.
     #[getter]
-    fn entry_count(&self) -> u64 {
-        self.entries
+    fn entry_count(&self, py: Python<'_>) -> u64 {
+        py.detach(|| self.state().entries)
     }
 
     #[getter]
-    fn closed(&self) -> bool {
-        self.writer.is_none()
+    fn closed(&self, py: Python<'_>) -> bool {
+        py.detach(|| self.state().writer.is_none())
     }
 
     fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -333,7 +353,7 @@ impl PyEntryLogWriter {
     /// Rolls the log on a normal exit; after an exception leaves it open (unrolled).
     #[pyo3(signature = (exc_type, _exc_value, _traceback))]
     fn __exit__(
-        &mut self,
+        &self,
         py: Python<'_>,
         exc_type: Option<&Bound<'_, PyAny>>,
         _exc_value: Option<&Bound<'_, PyAny>>,
@@ -343,14 +363,18 @@ impl PyEntryLogWriter {
         Ok(false)
     }
 
-    fn __repr__(&self) -> String {
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let (entries, closed) = py.detach(|| {
+            let state = self.state();
+            (state.entries, state.writer.is_none())
+        });
         format!(
             "<bkcodec.EntryLogWriter {:?} log_id={} layout='{}' entries={}{}>",
             self.path.display().to_string(),
             self.log_id,
             self.layout.as_str(),
-            self.entries,
-            if self.writer.is_none() { " closed" } else { "" }
+            entries,
+            if closed { " closed" } else { "" }
         )
     }
 }

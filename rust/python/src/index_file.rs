@@ -9,7 +9,9 @@ use bkcodec_core::arrow::IndexBatchReader;
 use bkcodec_core::files::source::read_vec_at;
 use bkcodec_core::files::FileSource;
 use bkcodec_core::entry::decode_lac;
-use bkcodec_core::files::index_file::{encode_index_file, index_path as core_index_path, STATE_FENCED_BIT};
+use bkcodec_core::files::index_file::{
+    encode_index_file, index_path as core_index_path, ledger_id_from_index_path as core_index_path_ledger_id, STATE_FENCED_BIT,
+};
 use bkcodec_core::files::{IndexHeader, Location};
 use bkcodec_core::{DigestType, Error};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -17,6 +19,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyMapping};
 
 use crate::buffer::BytesInput;
+use crate::file_like::FileInput;
 use crate::errors::IntoPyResult;
 use crate::record_batch_reader::PyFileBatchReader;
 
@@ -25,12 +28,14 @@ use crate::record_batch_reader::PyFileBatchReader;
 #[pyo3(signature = (path, *, ledger_id = None, include_absent = false, batch_size = 65536))]
 fn read_index(
     py: Python<'_>,
-    path: PathBuf,
+    path: FileInput,
     ledger_id: Option<i64>,
     include_absent: bool,
     batch_size: usize,
 ) -> PyResult<PyFileBatchReader> {
-    let reader = py.detach(|| IndexBatchReader::open(&path, ledger_id, include_absent, batch_size)).py_err(py)?;
+    let ledger_id = ledger_id.or_else(|| core_index_path_ledger_id(path.path()));
+    let reader = py.detach(|| IndexBatchReader::new(path.open()?, ledger_id, include_absent, batch_size)).py_err(py)?;
+    let path = path.path();
     let source = format!("index file {:?}", path.display().to_string());
     Ok(PyFileBatchReader::new(Box::new(reader), source))
 }

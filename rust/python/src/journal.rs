@@ -4,10 +4,10 @@ use std::fs::{File, OpenOptions};
 use std::io::BufWriter;
 use std::path::PathBuf;
 
-use std::sync::Arc;
+use std::sync::{Mutex, MutexGuard};
 
 use bkcodec_core::arrow::JournalBatchReader;
-use bkcodec_core::files::{journal, FileSource, JournalHeader, JournalWriter};
+use bkcodec_core::files::{journal, JournalHeader, JournalWriter};
 use bkcodec_core::Error;
 use pyo3::prelude::*;
 
@@ -15,6 +15,7 @@ use crate::args::Password;
 use crate::buffer::BytesInput;
 use crate::errors::IntoPyResult;
 use crate::file_args::file_scan_options;
+use crate::file_like::FileInput;
 use crate::record_batch_reader::PyFileBatchReader;
 
 /// Reads a journal's records lazily as a `RecordBatchReader`.
@@ -27,7 +28,7 @@ use crate::record_batch_reader::PyFileBatchReader;
 #[allow(clippy::too_many_arguments)]
 fn read_journal(
     py: Python<'_>,
-    path: PathBuf,
+    path: FileInput,
     digest_type: Option<&Bound<'_, PyAny>>,
     password: Password,
     verify: bool,
@@ -44,13 +45,11 @@ fn read_journal(
     let options = file_scan_options(
         py, digest_type, &password, ledger_metadata, verify, batch_size, payload, on_error, start, end,
     )?;
-    let journal_id = journal_id.or_else(|| journal::journal_id_from_path(&path));
+    let journal_id = journal_id.or_else(|| journal::journal_id_from_path(path.path()));
     let reader = py
-        .detach(|| {
-            let source = Arc::new(FileSource::open(&path)?);
-            JournalBatchReader::new(source, journal_id, include_padding, last_mark, options)
-        })
+        .detach(|| JournalBatchReader::new(path.open()?, journal_id, include_padding, last_mark, options))
         .py_err(py)?;
+    let path = path.path();
     let id = reader.journal_id().map_or_else(|| "unknown".to_string(), |id| id.to_string());
     let source = format!("journal {:?} ({} bytes, journal id {id})", path.display().to_string(), reader.file_len());
     Ok(PyFileBatchReader::new(Box::new(reader), source))
@@ -101,40 +100,42 @@ fn py_bool(b: bool) -> &'static str {
 
 /// Detects a journal's version as BookKeeper does.
 #[pyfunction]
-fn journal_header(py: Python<'_>, path: PathBuf) -> PyResult<PyJournalHeader> {
+fn journal_header(py: Python<'_>, path: FileInput) -> PyResult<PyJournalHeader> {
     py.detach(|| {
-        let source = FileSource::open(&path)?;
-        journal::read_header(&source).map_err(|e| e.in_file(&path))
+        let source = path.open()?;
+        journal::read_header(&*source).map_err(|e| e.in_file(path.path()))
     })
     .map(PyJournalHeader)
     .py_err(py)
 }
 
 /// Writes a journal byte for byte as BookKeeper's journal thread does.
-#[pyclass(module = "bkcodec", name = "JournalWriter")]
+#[pyclass(module = "bkcodec", name = "JournalWriter", frozen)]
 pub struct PyJournalWriter {
-    writer: Option<JournalWriter<BufWriter<File>>>,
+    /// Threads sharing one writer take turns (the lock is waited for without the GIL);
+    /// `None` once closed.
+    writer: Mutex<Option<JournalWriter<BufWriter<File>>>>,
     path: PathBuf,
     version: i32,
 }
 
+type Journal = JournalWriter<BufWriter<File>>;
+
 impl PyJournalWriter {
-    fn writer(&mut self, py: Python<'_>) -> PyResult<&mut JournalWriter<BufWriter<File>>> {
-        let path = self.path.clone();
-        self.writer
-            .as_mut()
-            .ok_or_else(|| Error::invalid_argument(format!("journal writer for {} is closed", path.display())))
-            .py_err(py)
+    fn state(&self) -> MutexGuard<'_, Option<Journal>> {
+        // A panic inside a write leaves the writer as it was; keep using it.
+        self.writer.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn write<T: Send>(
-        &mut self,
-        py: Python<'_>,
-        f: impl FnOnce(&mut JournalWriter<BufWriter<File>>) -> Result<T, Error> + Send,
-    ) -> PyResult<T> {
-        let path = self.path.clone();
-        let writer = self.writer(py)?;
-        py.detach(|| f(writer).map_err(|e| e.in_file(&path))).py_err(py)
+    fn write<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut Journal) -> Result<T, Error> + Send) -> PyResult<T> {
+        py.detach(|| {
+            let mut state = self.state();
+            let writer = state.as_mut().ok_or_else(|| {
+                Error::invalid_argument(format!("journal writer for {} is closed", self.path.display()))
+            })?;
+            f(writer).map_err(|e| e.in_file(&self.path))
+        })
+        .py_err(py)
     }
 }
 
@@ -144,6 +145,7 @@ impl PyJournalWriter {
     /// 5 or 6 (BookKeeper's default); from version 5 each `flush()` pads to
     /// `alignment` (a multiple of 512). `prealloc_size` > 0 extends the file with
     /// zeros in steps of that size, as BookKeeper does (its default is 16 MiB).
+    /// Threads may share a writer: their calls take turns.
     #[new]
     #[pyo3(signature = (path, *, version = 6, alignment = 512, prealloc_size = 0, overwrite = false))]
     fn new(py: Python<'_>, path: PathBuf, version: i32, alignment: u64, prealloc_size: u64, overwrite: bool) -> PyResult<Self> {
@@ -161,53 +163,50 @@ impl PyJournalWriter {
                     .map_err(|e| e.in_file(&path))
             })
             .py_err(py)?;
-        Ok(PyJournalWriter { writer: Some(writer), path, version })
+        Ok(PyJournalWriter { writer: Mutex::new(Some(writer)), path, version })
     }
 
     /// Journals an entry exactly as the client packaged it; returns the offset of its
     /// record (of the length field).
-    fn add_entry(&mut self, py: Python<'_>, entry: BytesInput) -> PyResult<u64> {
+    fn add_entry(&self, py: Python<'_>, entry: BytesInput) -> PyResult<u64> {
         self.write(py, |w| w.add_entry(entry.as_slice()))
     }
 
     /// A ledger-key record (`BookieImpl.createMasterKeyEntry`); returns its offset.
-    fn add_ledger_key(&mut self, py: Python<'_>, ledger_id: i64, master_key: BytesInput) -> PyResult<u64> {
+    fn add_ledger_key(&self, py: Python<'_>, ledger_id: i64, master_key: BytesInput) -> PyResult<u64> {
         self.write(py, |w| w.add_ledger_key(ledger_id, master_key.as_slice()))
     }
 
     /// A fence record (`LedgerDescriptor.createLedgerFenceEntry`); returns its offset.
-    fn add_fence(&mut self, py: Python<'_>, ledger_id: i64) -> PyResult<u64> {
+    fn add_fence(&self, py: Python<'_>, ledger_id: i64) -> PyResult<u64> {
         self.write(py, |w| w.add_fence(ledger_id))
     }
 
     /// An explicit-LAC record holding `lac_blob` (see `encode_lac`); returns its
     /// offset, or `None` below version 6, where BookKeeper drops it.
-    fn add_explicit_lac(&mut self, py: Python<'_>, ledger_id: i64, lac_blob: BytesInput) -> PyResult<Option<u64>> {
+    fn add_explicit_lac(&self, py: Python<'_>, ledger_id: i64, lac_blob: BytesInput) -> PyResult<Option<u64>> {
         self.write(py, |w| w.add_explicit_lac(ledger_id, lac_blob.as_slice()))
     }
 
     /// Ends a batch as the journal thread's flush does: from version 5, a padding
     /// record up to the next alignment boundary.
-    fn flush(&mut self, py: Python<'_>) -> PyResult<()> {
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
         self.write(py, |w| w.flush())
     }
 
     /// Finishes the file: `flush()` first unless `flush=False` (a journal cut off
     /// mid-batch), then the preallocated zeros. Closing twice does nothing.
     #[pyo3(signature = (*, flush = true))]
-    fn close(&mut self, py: Python<'_>, flush: bool) -> PyResult<()> {
-        if self.writer.is_none() {
-            return Ok(());
-        }
-        if flush {
-            self.flush(py)?;
-        }
-        let writer = self.writer.take().expect("checked above");
-        let path = self.path.clone();
+    fn close(&self, py: Python<'_>, flush: bool) -> PyResult<()> {
+        let path = &self.path;
         py.detach(|| {
-            let out = writer.finish().map_err(|e| e.in_file(&path))?;
-            let file = out.into_inner().map_err(|e| Error::io(&path, 0, e.error()))?;
-            file.sync_all().map_err(|e| Error::io(&path, 0, &e))
+            let Some(mut writer) = self.state().take() else { return Ok(()) };
+            if flush {
+                writer.flush().map_err(|e| e.in_file(path))?;
+            }
+            let out = writer.finish().map_err(|e| e.in_file(path))?;
+            let file = out.into_inner().map_err(|e| Error::io(path, 0, e.error()))?;
+            file.sync_all().map_err(|e| Error::io(path, 0, &e))
         })
         .py_err(py)
     }
@@ -224,13 +223,13 @@ impl PyJournalWriter {
 
     /// Offset the next record's length field will have.
     #[getter]
-    fn position(&self) -> Option<u64> {
-        self.writer.as_ref().map(|w| w.position())
+    fn position(&self, py: Python<'_>) -> Option<u64> {
+        py.detach(|| self.state().as_ref().map(|w| w.position()))
     }
 
     #[getter]
-    fn closed(&self) -> bool {
-        self.writer.is_none()
+    fn closed(&self, py: Python<'_>) -> bool {
+        py.detach(|| self.state().is_none())
     }
 
     fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -241,7 +240,7 @@ impl PyJournalWriter {
     /// without the final flush.
     #[pyo3(signature = (exc_type, _exc_value, _traceback))]
     fn __exit__(
-        &mut self,
+        &self,
         py: Python<'_>,
         exc_type: Option<&Bound<'_, PyAny>>,
         _exc_value: Option<&Bound<'_, PyAny>>,
@@ -251,12 +250,12 @@ impl PyJournalWriter {
         Ok(false)
     }
 
-    fn __repr__(&self) -> String {
+    fn __repr__(&self, py: Python<'_>) -> String {
         format!(
             "<bkcodec.JournalWriter {:?} version={}{}>",
             self.path.display().to_string(),
             self.version,
-            if self.writer.is_none() { " closed" } else { "" }
+            if self.closed(py) { " closed" } else { "" }
         )
     }
 }

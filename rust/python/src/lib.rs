@@ -29,6 +29,7 @@ mod wire;
 // Bookie files: entry logs, journals, index files, lastMark/lastId.
 mod entry_log;
 mod file_args;
+mod file_like;
 mod index_file;
 mod journal;
 mod last_mark;
@@ -36,6 +37,10 @@ mod record_batch_reader;
 
 // What the core knows of its own output: schemas, error kinds, digest names.
 mod formats;
+// Bookies as a whole: layout, cookies, DbLedgerStorage index layouts.
+mod bookie;
+// Apache Pulsar: messages and topic metadata.
+mod pulsar;
 
 #[pymodule]
 fn _bkcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -56,5 +61,7 @@ fn _bkcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     index_file::register(m)?;
     last_mark::register(m)?;
     formats::register(m)?;
+    bookie::register(m)?;
+    pulsar::register(m)?;
     Ok(())
 }

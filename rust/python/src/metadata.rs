@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use bkcodec_core::metadata::table::{ledger_metadata_batch, ledger_metadata_schema};
 use bkcodec_core::metadata::znode::{self, ZnodeLayout};
-use bkcodec_core::metadata::znode_dump::{decode_znode, read_znode_dir, ZnodeRecord};
+use bkcodec_core::metadata::znode_dump::{decode_znode, scan_znode_dir, SkippedFile, ZnodeRecord};
 use bkcodec_core::metadata::{self, Ensemble, LedgerMetadata, LedgerState, CURRENT_FORMAT_VERSION};
 use bkcodec_core::{DigestType, Error};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -292,12 +292,43 @@ fn records_from_items(items: &Bound<'_, PyAny>) -> PyResult<Vec<ZnodeRecord>> {
     Ok(out)
 }
 
+/// A dump directory's znodes. When it holds files but none named as ledger
+/// metadata, a `UserWarning` says which were skipped and why: an empty result
+/// alone would look like an empty dump. (A dump's usual other files, `LAYOUT`,
+/// cookies and the like, pass without a word when ledgers are found.)
+fn read_dir_warning_if_empty(py: Python<'_>, dir: &std::path::Path) -> PyResult<Vec<ZnodeRecord>> {
+    let (records, skipped) = py.detach(|| scan_znode_dir(dir)).py_err(py)?;
+    if records.is_empty() && !skipped.is_empty() {
+        let message = skipped_files_message(dir, &skipped);
+        let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+        PyErr::warn(py, &category, &std::ffi::CString::new(message).unwrap_or_default(), 1)?;
+    }
+    Ok(records)
+}
+
+fn skipped_files_message(dir: &std::path::Path, skipped: &[SkippedFile]) -> String {
+    const SHOWN: usize = 5;
+    let names: Vec<&str> = skipped.iter().take(SHOWN).map(|f| f.path.as_str()).collect();
+    let more = skipped.len().saturating_sub(SHOWN);
+    let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+    let mut reasons: Vec<&str> = skipped.iter().map(|f| f.reason.as_str()).collect();
+    reasons.sort_unstable();
+    reasons.dedup();
+    format!(
+        "no ledger metadata found in {}: {} files skipped ({}{more}): {}",
+        dir.display(),
+        skipped.len(),
+        names.join(", "),
+        reasons.join("; ")
+    )
+}
+
 /// One row per znode: decoded fields, the ensembles as a list column, the ledger id
 /// from the path, and `error`/`error_offset` for znodes that do not decode.
 #[pyfunction]
 fn ledger_metadata_table<'py>(py: Python<'py>, items: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let records = match as_directory(items) {
-        Some(dir) => py.detach(|| read_znode_dir(&dir)).py_err(py)?,
+        Some(dir) => read_dir_warning_if_empty(py, &dir)?,
         None => records_from_items(items)?,
     };
     let batch = py.detach(|| ledger_metadata_batch(&records)).py_err(py)?;
@@ -310,7 +341,7 @@ fn ledger_metadata_table<'py>(py: Python<'py>, items: &Bound<'py, PyAny>) -> PyR
 #[pyfunction]
 #[pyo3(signature = (path, *, strict = true))]
 fn load_ledger_metadata_dir<'py>(py: Python<'py>, path: PathBuf, strict: bool) -> PyResult<Bound<'py, PyDict>> {
-    let records = py.detach(|| read_znode_dir(&path)).py_err(py)?;
+    let records = read_dir_warning_if_empty(py, &path)?;
     let out = PyDict::new(py);
     for r in records {
         let (Some(id), Some(p)) = (r.ledger_id, r.path.as_deref()) else { continue };

@@ -546,11 +546,24 @@ fn decode_response(py: Python<'_>, frame: BytesInput, max_frame_size: usize) -> 
 }
 
 /// Splits a captured byte stream into whole frames (length prefixes included).
+/// With `partial=True` a stream cut mid-frame is no error: `(frames, rest)`, the
+/// whole frames and the bytes after them.
 #[pyfunction]
-#[pyo3(signature = (data, *, max_frame_size = DEFAULT_MAX_FRAME_SIZE))]
-fn split_frames<'py>(py: Python<'py>, data: BytesInput, max_frame_size: usize) -> PyResult<Bound<'py, PyList>> {
-    let frames = wire::split_frames(data.as_slice(), max_frame_size).py_err(py)?;
-    PyList::new(py, frames.into_iter().map(|f| bytes(py, f)))
+#[pyo3(signature = (data, *, max_frame_size = DEFAULT_MAX_FRAME_SIZE, partial = false))]
+fn split_frames<'py>(
+    py: Python<'py>,
+    data: BytesInput,
+    max_frame_size: usize,
+    partial: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let data = data.as_slice();
+    if !partial {
+        let frames = wire::split_frames(data, max_frame_size).py_err(py)?;
+        return Ok(PyList::new(py, frames.into_iter().map(|f| bytes(py, f)))?.into_any());
+    }
+    let (frames, rest) = wire::split_whole_frames(data, max_frame_size).py_err(py)?;
+    let frames = PyList::new(py, frames.into_iter().map(|f| bytes(py, f)))?;
+    Ok((frames, bytes(py, &data[rest..])).into_pyobject(py)?.into_any())
 }
 
 /// The v3 `StatusCode` of a v2 return code, or None for a code without one.

@@ -6,6 +6,7 @@
   makes them SQL functions (`bk_decode_entry`, ...).
 - `spark.read.format("bookkeeper").load(path)`: entry logs, journals and index files.
 - `arrow_types`: the conversion that keeps Arrow types Spark refuses out of its batches.
+- `pulsar.decode_messages(entries_df, ledger_owners=...)`: Apache Pulsar messages out of entry rows.
 """
 
 from bkcodec_spark.arrow_types import SparkSafeTypeError, spark_safe_schema, spark_safe_type, to_spark_safe
@@ -17,6 +18,7 @@ from bkcodec_spark.entries import (
     decode_entries_in_arrow,
     entry_schema,
 )
+from bkcodec_spark import pulsar
 from bkcodec_spark.functions import (
     decode_entry_udf,
     ledger_id_udf,
@@ -45,4 +47,6 @@ __all__ = [
     "location_offset_udf",
     "qualified_name_udf",
     "register",
+    # Apache Pulsar
+    "pulsar",
 ]

@@ -1,8 +1,8 @@
 """Arrow data Spark accepts: the conversion applied to every batch handed to Spark.
 
 Spark's Arrow bridge refuses unsigned integers, dictionaries, fixed-size binary,
-half floats, fixed-size and view lists, and (before Spark 4.3) the binary/string
-view types. `spark_safe_type` maps each of those to the nearest type Spark takes,
+half floats, date64, timestamps in units other than microseconds, fixed-size and view
+lists, and (before Spark 4.3) the binary/string view types. `spark_safe_type` maps each of those to the nearest type Spark takes,
 recursively through lists, structs and maps; `to_spark_safe` casts a batch to it.
 This module imports pyarrow only, so it is usable (and tested) without Spark.
 """
@@ -69,6 +69,10 @@ def spark_safe_type(t: pa.DataType, *, views: bool = False) -> pa.DataType:
         return t if views else pa.string()
     if pat.is_date64(t):
         return pa.date32()
+    if pat.is_timestamp(t) and t.unit != "us":
+        # Spark's timestamps are microseconds: seconds and milliseconds widen exactly
+        # (a value out of range raises), nanoseconds narrow with a checked cast.
+        return pa.timestamp("us", t.tz)
     if pat.is_list(t) or pat.is_large_list(t) or pat.is_fixed_size_list(t) or _is_list_view(t):
         value_field = spark_safe_field(t.value_field, views=views)
         return pa.large_list(value_field) if pat.is_large_list(t) else pa.list_(value_field)

@@ -1,10 +1,11 @@
 """Column functions: entry decoding as a struct, and small id helpers.
 
     df.select(decode_entry_udf("raw").alias("e"))
-    df.select(qualified_name_udf("scope_id", "ledger_id"))
+    df.select(qualified_name_udf("scope_id", "ledger_id"))   # a column named qualified_name
     bkcodec_spark.register(spark)   # the same, for SQL: bk_decode_entry(raw), ...
 
-Each is a vectorized UDF: an Arrow UDF where Spark has them (4.1 and later), a
+Unaliased, the columns are named `entry`, `qualified_name`, `ledger`, `log_id` and
+`offset`. Each is a vectorized UDF: an Arrow UDF where Spark has them (4.1 and later), a
 pandas UDF before. The decoding itself is `bkcodec`'s.
 """
 
@@ -114,7 +115,7 @@ def decode_entry_udf(
     engine, which cannot return a null struct, a struct of nulls). `digest_type`
     None or "auto" infers V1 digest types per ledger within each Arrow batch.
     """
-    return _decode_entry_function(digest_type, password, verify, payload, on_error, engine)(column)
+    return _decode_entry_function(digest_type, password, verify, payload, on_error, engine)(column).alias("entry")
 
 
 def _decode_entry_function(digest_type, password, verify, payload, on_error, engine):
@@ -134,7 +135,7 @@ def _decode_entry_function(digest_type, password, verify, payload, on_error, eng
 
 def qualified_name_udf(scope_id: Column | str, ledger_id: Column | str, *, engine: str | None = None) -> Column:
     """The 32-hex-digit qualified name of the 128-bit ledger id (scope_id, ledger_id)."""
-    return _qualified_name_function(engine)(scope_id, ledger_id)
+    return _qualified_name_function(engine)(scope_id, ledger_id).alias("qualified_name")
 
 
 def _qualified_name_function(engine):
@@ -152,7 +153,7 @@ def _qualified_name_function(engine):
 
 def ledger_id_udf(qualified_name: Column | str, *, engine: str | None = None) -> Column:
     """A struct<scope_id, ledger_id> from a qualified name (or UUID); null if it does not parse."""
-    return _ledger_id_function(engine)(qualified_name)
+    return _ledger_id_function(engine)(qualified_name).alias("ledger")
 
 
 def _ledger_id_function(engine):
@@ -174,13 +175,13 @@ def _parse_ledger_id(name: str | None) -> dict | None:
 
 def location_log_id_udf(location: Column | str, *, engine: str | None = None) -> Column:
     """The entry log id of an index location (its high 32 bits); null for 0 ("no entry")."""
-    return _location_function("log_id", engine)(location)
+    return _location_function("log_id", engine)(location).alias("log_id")
 
 
 def location_offset_udf(location: Column | str, *, engine: str | None = None) -> Column:
     """The offset in its entry log of the entry bytes an index location names (its low
     32 bits, just past the record's size field); null for 0 ("no entry")."""
-    return _location_function("offset", engine)(location)
+    return _location_function("offset", engine)(location).alias("offset")
 
 
 def _location_function(part: str, engine):
@@ -209,6 +210,10 @@ def register(
 
     `bk_decode_entry(raw)` (with the digest options given here), `bk_qualified_name(scope_id,
     ledger_id)`, `bk_ledger_id(name)`, `bk_location_log_id(location)`, `bk_location_offset(location)`.
+
+    Also registers the `bookkeeper` format with this session, so its reads run the
+    Python of `PYSPARK_PYTHON` (a packed environment's, on a cluster) rather than
+    Spark's pick for formats it finds by name (`PYSPARK_DRIVER_PYTHON` when set).
     """
     functions = {
         "decode_entry": _decode_entry_function(digest_type, password, verify, payload, "flag", engine),
@@ -219,4 +224,7 @@ def register(
     }
     for name, function in functions.items():
         spark.udf.register(prefix + name, function)
+    from bkcodec_spark.datasource import BookKeeperDataSource
+
+    spark.dataSource.register(BookKeeperDataSource)
     return [prefix + name for name in functions]

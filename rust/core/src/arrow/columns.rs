@@ -142,21 +142,28 @@ pub(crate) trait Column: Send {
 }
 
 /// An integer column filled from an entry's header, or from a row's [`Fields`].
-struct HeaderField<T: ArrowPrimitiveType> {
+/// Generic over its accessors (each column its own type), so a run's loop has
+/// them inlined rather than calling through a pointer per row.
+struct HeaderField<T: ArrowPrimitiveType, E, F> {
     name: &'static str,
     values: PrimitiveColumn<T>,
-    of_entry: fn(&CheckedEntry) -> T::Native,
-    of_fields: fn(&Fields) -> Option<T::Native>,
+    of_entry: E,
+    of_fields: F,
 }
 
-impl<T: ArrowPrimitiveType> Column for HeaderField<T> {
+impl<T, E, F> Column for HeaderField<T, E, F>
+where
+    T: ArrowPrimitiveType,
+    E: Fn(&CheckedEntry) -> T::Native + Send,
+    F: Fn(&Fields) -> Option<T::Native> + Send,
+{
     fn field(&self) -> FieldRef {
         Arc::new(Field::new(self.name, T::DATA_TYPE, true))
     }
 
     #[inline]
     fn push_run(&mut self, run: &Run<'_>) {
-        let f = self.of_entry;
+        let f = &self.of_entry;
         self.values.extend(run.entries.iter().map(|e| f(&e.checked)));
     }
 
@@ -172,10 +179,10 @@ impl<T: ArrowPrimitiveType> Column for HeaderField<T> {
 fn header_field<T: ArrowPrimitiveType>(
     name: &'static str,
     rows: usize,
-    of_entry: fn(&CheckedEntry) -> T::Native,
-    of_fields: fn(&Fields) -> Option<T::Native>,
+    of_entry: impl Fn(&CheckedEntry) -> T::Native + Send + 'static,
+    of_fields: impl Fn(&Fields) -> Option<T::Native> + Send + 'static,
 ) -> Box<dyn Column> {
-    Box::new(HeaderField::<T> { name, values: PrimitiveColumn::with_capacity(rows), of_entry, of_fields })
+    Box::new(HeaderField::<T, _, _> { name, values: PrimitiveColumn::with_capacity(rows), of_entry, of_fields })
 }
 
 /// Longest digest type name ("crc32c").
@@ -473,15 +480,21 @@ pub(crate) fn error_columns() -> Vec<Box<dyn Column>> {
     ]
 }
 
-/// A column of the file readers, from closures over runs and rows.
-struct FileColumn<T: ArrowPrimitiveType> {
+/// A column of the file readers, from closures over runs and rows (inlined into
+/// the run's loop, as [`HeaderField`]'s).
+struct FileColumn<T: ArrowPrimitiveType, E, R> {
     field: FieldRef,
     values: PrimitiveColumn<T>,
-    of_entry: Box<dyn Fn(&ScannedEntry) -> Option<T::Native> + Send>,
-    of_row: Box<dyn Fn(&RowData<'_>) -> Option<T::Native> + Send>,
+    of_entry: E,
+    of_row: R,
 }
 
-impl<T: ArrowPrimitiveType> Column for FileColumn<T> {
+impl<T, E, R> Column for FileColumn<T, E, R>
+where
+    T: ArrowPrimitiveType,
+    E: Fn(&ScannedEntry) -> Option<T::Native> + Send,
+    R: Fn(&RowData<'_>) -> Option<T::Native> + Send,
+{
     fn field(&self) -> FieldRef {
         self.field.clone()
     }
@@ -577,12 +590,16 @@ impl Column for Constant {
 /// `location`: `log_id << 32 | offset of the entry bytes`, what indexes store;
 /// null without a log id, off entries, and past the 32 bits a location has.
 pub(crate) fn location_column(log_id: Option<u32>, rows: usize) -> Box<dyn Column> {
-    let location = move |offset: u64| log_id.and_then(|id| Location::new(id, offset + 4).ok()).map(Location::to_raw);
-    Box::new(FileColumn::<Int64Type> {
+    let Some(log_id) = log_id else {
+        // Null on every row: kept as a count, not a null pushed per row.
+        return constant_column("location", None);
+    };
+    let location = move |offset: u64| Location::new(log_id, offset + 4).ok().map(Location::to_raw);
+    Box::new(FileColumn::<Int64Type, _, _> {
         field: Arc::new(Field::new("location", DataType::Int64, true)),
         values: PrimitiveColumn::with_capacity(rows),
-        of_entry: Box::new(move |e| location(e.offset)),
-        of_row: Box::new(move |r| if r.located { location(r.offset) } else { None }),
+        of_entry: move |e: &ScannedEntry| location(e.offset),
+        of_row: move |r: &RowData<'_>| if r.located { location(r.offset) } else { None },
     })
 }
 
@@ -677,11 +694,11 @@ impl Column for RecordBytes {
 
 /// `explicit_lac` (journals): the LAC an explicit-LAC record carries.
 pub(crate) fn explicit_lac_column(rows: usize) -> Box<dyn Column> {
-    Box::new(FileColumn::<Int64Type> {
+    Box::new(FileColumn::<Int64Type, _, _> {
         field: Arc::new(Field::new("explicit_lac", DataType::Int64, true)),
         values: PrimitiveColumn::with_capacity(rows),
-        of_entry: Box::new(|_| None),
+        of_entry: |_: &ScannedEntry| None,
         // The LAC value sits before the digest, whatever the digest type.
-        of_row: Box::new(|r| r.lac_blob.and_then(|b| crate::entry::decode_lac(b, DigestType::Dummy).ok()).map(|l| l.lac)),
+        of_row: |r: &RowData<'_>| r.lac_blob.and_then(|b| crate::entry::decode_lac(b, DigestType::Dummy).ok()).map(|l| l.lac),
     })
 }

@@ -75,7 +75,7 @@ pub struct EntryDecoder {
     /// The type V1 entries are read as when one is named (for the rows of entries
     /// that do not frame).
     fixed: Option<crate::digest::DigestType>,
-    checked: Vec<CheckedEntry>,
+    /// A group's rows, checked in place.
     run: Vec<ScannedEntry>,
     /// Ledgers whose type was looked for in later entries (once each).
     looked_ahead: std::collections::HashSet<i64>,
@@ -106,8 +106,7 @@ impl EntryDecoder {
             columns,
             rows: 0,
             fixed: policy.fixed(),
-            checked: vec![empty; GROUP_LEN],
-            run: Vec::with_capacity(GROUP_LEN),
+            run: vec![ScannedEntry { offset: 0, at: 0, len: 0, checked: empty }; GROUP_LEN],
             looked_ahead: std::collections::HashSet::new(),
         }
     }
@@ -154,13 +153,13 @@ impl EntryDecoder {
                 raw[k] = b;
                 k += 1;
             }
-            let verified = self.checker.check_group(&raw[..k], &mut self.checked[..k]);
+            let run = &mut self.run[..k];
+            for (j, (e, r)) in run.iter_mut().zip(&raw[..k]).enumerate() {
+                (e.offset, e.len) = ((first_index + i + j) as u64, r.len());
+            }
+            let verified = self.checker.check_group(&raw[..k], run);
             if verified > 0 {
-                self.run.clear();
-                for (j, (c, r)) in self.checked[..verified].iter().zip(&raw[..verified]).enumerate() {
-                    self.run.push(ScannedEntry { offset: (first_index + i + j) as u64, at: 0, len: r.len(), checked: *c });
-                }
-                let run = Run { entries: &self.run, raw: &raw[..verified] };
+                let run = Run { entries: &self.run[..verified], raw: &raw[..verified] };
                 for c in &mut self.columns {
                     c.push_run(&run);
                 }

@@ -248,7 +248,8 @@ unsafe fn copy_payload(src: &[u8], dst: *mut u8, streaming: bool) {
     use std::ptr::copy_nonoverlapping as copy;
     let n = src.len();
     let s = src.as_ptr();
-    // SAFETY (each arm): every copy lies within the first `n` bytes of `src` and `dst`.
+    // SAFETY: every copy below lies within the first `n` bytes of `src` and `dst`,
+    // which the caller guarantees are valid and apart.
     unsafe {
         match n {
             32..=64 => {

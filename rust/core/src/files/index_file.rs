@@ -1,4 +1,4 @@
-//! Ledger index files of InterleavedLedgerStorage / SortedLedgerStorage (FORMATS.md §6):
+//! Ledger index files of InterleavedLedgerStorage / SortedLedgerStorage (docs/formats.md#index-files):
 //! a 1024-byte header, then one 8-byte location per entry id.
 
 use std::path::{Path, PathBuf};
@@ -180,7 +180,7 @@ pub fn encode_index_file(header: &IndexHeader<'_>, entries: &[(u64, Location)]) 
 
 /// Path of a ledger's index file below an index directory's `current/`.
 /// Scope 0 is BookKeeper's layout (`hex(bits 8-15)/hex(bits 0-7)/hex(id).idx`); a
-/// non-zero scope uses the four-level layout of ENTRY_V2.md §7.
+/// non-zero scope uses the four-level layout of docs/formats.md#index-files.
 pub fn index_path(scope_id: i64, ledger_id: i64) -> PathBuf {
     let id = ledger_id as u64;
     let file = format!("{id:x}.idx");

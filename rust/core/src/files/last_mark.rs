@@ -1,4 +1,5 @@
-//! `lastMark` (journal replay start, §5.6) and `lastId` (last entry log id, §3.1).
+//! `lastMark` (journal replay start, docs/formats.md#lastmark) and `lastId` (last entry log
+//! id, docs/formats.md#lastid).
 
 use crate::bytes::{i64_at, slice_at};
 use crate::error::{Error, Result};

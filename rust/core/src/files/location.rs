@@ -1,5 +1,5 @@
 //! Entry locations as indexes store them: `(entryLogId << 32) | offset`, where the
-//! offset is that of the entry bytes, just after the record's size field (§3.3).
+//! offset is that of the entry bytes, just after the record's size field (docs/formats.md#locations).
 
 use crate::error::{Error, Result};
 

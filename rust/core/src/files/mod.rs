@@ -1,5 +1,5 @@
 //! Bookie files: entry logs (legacy and direct-I/O layouts), journals, ledger index
-//! files, `lastMark` and `lastId` (FORMATS.md §3-6).
+//! files, `lastMark` and `lastId` (docs/formats.md#entry-logs and the sections after it).
 //!
 //! Readers read through a [`ReadAt`](source::ReadAt) source (a file read with
 //! `pread`, bytes in memory), a window at a time (`window.rs`); the in-memory scans

@@ -64,6 +64,19 @@ pub struct ScannedEntry {
     pub checked: CheckedEntry,
 }
 
+impl std::borrow::Borrow<CheckedEntry> for ScannedEntry {
+    fn borrow(&self) -> &CheckedEntry {
+        &self.checked
+    }
+}
+
+/// So that [`DigestChecker::check_group`] writes a run's checks in place.
+impl std::borrow::BorrowMut<CheckedEntry> for ScannedEntry {
+    fn borrow_mut(&mut self) -> &mut CheckedEntry {
+        &mut self.checked
+    }
+}
+
 impl ScannedEntry {
     /// The payload's span in the file, when the entry's digest type (so where its
     /// payload starts) is known.
@@ -165,7 +178,6 @@ pub(crate) struct RecordScan<F: RecordFormat> {
     backoff: u32,
     records: Vec<(usize, usize)>,
     run: Vec<ScannedEntry>,
-    checked: Vec<CheckedEntry>,
     /// The file was `len` bytes when opened and its data now ends at `at`.
     shrank: Option<(usize, usize, String)>,
     /// Rows to give once the walk is done (what the header promised and the file lacks).
@@ -207,7 +219,6 @@ impl<F: RecordFormat> RecordScan<F> {
             backoff: 0,
             records: Vec::with_capacity(GROUP_LEN),
             run: Vec::with_capacity(GROUP_LEN),
-            checked: vec![empty_checked(); GROUP_LEN],
             shrank: None,
             trailing: Vec::new(),
             details: Vec::new(),
@@ -301,6 +312,11 @@ impl<F: RecordFormat> RecordScan<F> {
             return Ok(Fill::Done);
         }
         self.batch_bytes = 0;
+        if self.retain {
+            // The window holds the batch's records, what runs past the byte budget
+            // (a run of entries, a record), and the read-ahead.
+            self.window.expect_span(max_bytes.saturating_add(max_bytes / 4).saturating_add(1 << 20));
+        }
         if self.held_step.is_some() && !self.take_held_step(sink)? {
             return Ok(Fill::More);
         }
@@ -389,14 +405,13 @@ impl<F: RecordFormat> RecordScan<F> {
             *e = view.get(p + 4, end - p - 4).expect("a run's records are in the window");
         }
         let n = self.records.len();
-        let k = self.checker.check_group(&entries[..n], &mut self.checked[..n]);
+        self.run.clear();
+        self.run.extend(self.records.iter().map(|&(p, end)| ScannedEntry { offset: p as u64, at: p + 4, len: end - p - 4, checked: empty_checked() }));
+        let k = self.checker.check_group(&entries[..n], &mut self.run);
         if k == 0 {
             return Ok(false);
         }
-        self.run.clear();
-        for (&(p, end), checked) in self.records[..k].iter().zip(&self.checked[..k]) {
-            self.run.push(ScannedEntry { offset: p as u64, at: p + 4, len: end - p - 4, checked: *checked });
-        }
+        self.run.truncate(k);
         let (first, last) = (self.records[0].0, self.records[k - 1].1);
         self.chain.accept_verified(first, last);
         self.batch_keep.get_or_insert(first);
@@ -699,8 +714,11 @@ fn empty_checked() -> CheckedEntry {
 /// The ids of a torn entry, when the part in the file holds its header.
 fn torn_ids(view: &View<'_>, gap: &Gap) -> Option<(i64, i64)> {
     let at = gap.offset as usize + 4;
-    let n = (gap.end() as usize).saturating_sub(at).min(41);
-    let head = view.get(at, n).ok()?;
+    let end = gap.end() as usize;
+    if end <= at {
+        return None; // torn inside its size field: no header to read (and no bytes past the file)
+    }
+    let head = view.get(at, (end - at).min(41)).ok()?;
     let (h, _) = crate::entry::HeaderView::read(head)?;
     Some((h.ledger_id(), h.entry_id()))
 }
@@ -729,5 +747,22 @@ pub fn entry_error_kind(verdict: Verdict, unframed: Option<ErrorKind>) -> &'stat
         (_, Some(_)) => "bad_entry",
         (Verdict::Mismatch, None) => "digest_mismatch",
         _ => "bad_entry",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record torn inside its 4-byte size field has no ids (found by fuzzing: the
+    /// header read started past the end of the file).
+    #[test]
+    fn torn_size_field_has_no_ids() {
+        let bytes = [0u8, 0, 1, 0, 0, 0, 0x7e];
+        let view = View::whole(&bytes);
+        for len in 1..=3 {
+            let gap = Gap { offset: (bytes.len() - len) as u64, len: len as u64, kind: GapKind::TornRecord };
+            assert_eq!(torn_ids(&view, &gap), None);
+        }
     }
 }

@@ -17,7 +17,7 @@
 //! blocks instead of stretching it. Holes of sparse files are filled with zeros
 //! without being read.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use arrow_buffer::{Buffer, MutableBuffer};
 
@@ -52,6 +52,42 @@ const PEEK_BLOCK: usize = 128 << 10;
 const PEEK_SLOTS: usize = 4;
 /// Window starts are aligned down to this (aligned reads copy fastest).
 const ALIGN: usize = 4096;
+/// Frozen buffers kept for reuse once the batches holding them are dropped: a
+/// caller iterating batches holds the last one while the next is built, so the
+/// one before it is the first free. Reusing them spares the kernel zeroing fresh
+/// pages for every batch (on 1 KiB entries that cost more than the reads).
+const RETIRED_KEPT: usize = 2;
+/// Window buffers of readers that ended, for the next readers to take up: a
+/// process reading file after file would otherwise fault in and zero fresh memory
+/// for the first batches of each. At most [`SPARES_KEPT`] are kept, each at most
+/// [`SPARE_MAX`] bytes (a batch's span is a few MiB), each with its bytes up to
+/// its length written.
+static SPARES: Mutex<Vec<MutableBuffer>> = Mutex::new(Vec::new());
+const SPARES_KEPT: usize = 2;
+const SPARE_MAX: usize = 32 << 20;
+
+/// A spare buffer of at least `capacity` bytes, emptied, and how many of its
+/// bytes were written.
+fn take_spare(capacity: usize) -> Option<(MutableBuffer, usize)> {
+    let mut spares = SPARES.lock().ok()?;
+    let i = spares.iter().position(|b| b.capacity() >= capacity)?;
+    let mut buffer = spares.swap_remove(i);
+    let written = buffer.len();
+    buffer.truncate(0);
+    Some((buffer, written))
+}
+
+/// Keeps `buffer` (its bytes up to its length written) for a later window.
+fn keep_spare(buffer: MutableBuffer) {
+    if buffer.capacity() == 0 || buffer.capacity() > SPARE_MAX {
+        return;
+    }
+    if let Ok(mut spares) = SPARES.lock() {
+        if spares.len() < SPARES_KEPT {
+            spares.push(buffer);
+        }
+    }
+}
 
 /// What a scan step sees of the file: the window and the peek blocks, addressed by
 /// absolute offset.
@@ -151,9 +187,16 @@ pub(crate) struct Window {
     /// The whole source, when it is in memory: then there is nothing to fetch.
     memory: Option<Buffer>,
     buf: MutableBuffer,
+    /// Bytes of `buf`'s allocation written before (by reads into it, or in an
+    /// earlier use of the buffer): reads up to here need not zero them first.
+    written: usize,
     base: usize,
-    /// A frozen buffer handed to batches, kept to reuse its memory once they drop it.
-    retired: Option<Buffer>,
+    /// Frozen buffers handed to batches, oldest first, kept to reuse their memory
+    /// once the batches drop them.
+    retired: Vec<Buffer>,
+    /// How far the window is expected to reach from its start (see
+    /// [`Window::expect_span`]).
+    span: usize,
     peeks: Vec<(usize, Vec<u8>)>,
 }
 
@@ -168,7 +211,7 @@ impl Window {
         let len = usize::try_from(source.len())
             .map_err(|_| Error::invalid_argument(format!("a source of {} bytes does not fit in memory addresses", source.len())))?;
         let memory = source.as_buffer().cloned();
-        Ok(Window { source, len, memory, buf: MutableBuffer::new(0), base: 0, retired: None, peeks: Vec::new() })
+        Ok(Window { source, len, memory, buf: MutableBuffer::new(0), written: 0, base: 0, retired: Vec::new(), span: 0, peeks: Vec::new() })
     }
 
     pub fn source(&self) -> &Arc<dyn ReadAt> {
@@ -184,6 +227,13 @@ impl Window {
             Some(b) => View { data: b.as_slice(), base: 0, len: self.len, peeks: &[] },
             None => View { data: self.buf.as_slice(), base: self.base, len: self.len, peeks: &self.peeks },
         }
+    }
+
+    /// The window is expected to reach about `bytes` from its start (a batch's
+    /// bytes, when its rows point into it): its buffers are allocated that large
+    /// at once, since growing one copies it and faults in fresh memory each time.
+    pub fn expect_span(&mut self, bytes: usize) {
+        self.span = bytes.min(MAX_WINDOW);
     }
 
     /// Bytes held in memory for the scan (window and peeks).
@@ -272,8 +322,27 @@ impl Window {
     fn read_into_buf(&mut self, from: usize, to: usize) -> Result<()> {
         let start = self.buf.len();
         let wanted = to - from;
-        self.buf.reserve(wanted);
-        self.buf.resize(start + wanted, 0);
+        let end = start + wanted;
+        if self.buf.capacity() == 0 {
+            if let Some((spare, written)) = take_spare(end.max(self.span)) {
+                (self.buf, self.written) = (spare, written);
+            }
+        }
+        if self.buf.capacity() - start < wanted {
+            self.buf.reserve(wanted.max(self.span.saturating_sub(start)));
+        }
+        // A reallocation keeps the bytes, so `written` holds across it.
+        if end <= self.written {
+            // SAFETY: `reserve` made the capacity at least `end`, and every byte
+            // below `written` was initialised before (the buffer only ever grows
+            // through this function, `extend_from_slice` and `resize`).
+            unsafe { self.buf.set_len(end) };
+        } else {
+            // SAFETY: as above, for the bytes below `written`; `resize` zeroes the rest.
+            unsafe { self.buf.set_len(start.max(self.written)) };
+            self.buf.resize(end, 0);
+            self.written = end;
+        }
         let got = read_filling_holes(&*self.source, from, &mut self.buf.as_slice_mut()[start..]);
         match got {
             Ok(n) if n == wanted => Ok(()),
@@ -332,17 +401,36 @@ impl Window {
         let base = self.base;
         let next_base = align_down(keep_from.clamp(base, base + self.buf.len()));
         let tail = &self.buf.as_slice()[next_base - base..];
-        let mut next = match self.retired.take().map(Buffer::into_mutable) {
-            Some(Ok(mut reused)) => {
-                reused.truncate(0);
-                reused
+        let mut reused = None;
+        for i in 0..self.retired.len() {
+            match self.retired.remove(i).into_mutable() {
+                Ok(buffer) => {
+                    reused = Some(buffer);
+                    break;
+                }
+                Err(shared) => self.retired.insert(i, shared),
             }
-            _ => MutableBuffer::new(self.buf.len().max(READ_CHUNK)),
+        }
+        // A reused buffer's bytes up to its length were all written in its last use.
+        let (mut next, written) = match reused {
+            Some(mut buffer) => {
+                let written = buffer.len();
+                buffer.truncate(0);
+                (buffer, written)
+            }
+            None => {
+                let capacity = self.buf.len().max(self.span).max(READ_CHUNK);
+                take_spare(capacity).unwrap_or_else(|| (MutableBuffer::new(capacity), 0))
+            }
         };
         next.extend_from_slice(tail);
+        self.written = written.max(next.len());
         let frozen: Buffer = std::mem::replace(&mut self.buf, next).into();
         self.base = next_base;
-        self.retired = Some(frozen.clone());
+        if self.retired.len() == RETIRED_KEPT {
+            self.retired.remove(0);
+        }
+        self.retired.push(frozen.clone());
         Frozen { buffer: frozen, base }
     }
 
@@ -375,6 +463,22 @@ impl Window {
             self.base = lo;
         }
         self.peeks.retain(|(start, block)| start + block.len() > keep_from);
+    }
+}
+
+impl Drop for Window {
+    /// The window's buffers go to the spares (those no batch holds any more).
+    fn drop(&mut self) {
+        let mut buf = std::mem::replace(&mut self.buf, MutableBuffer::new(0));
+        // SAFETY: every byte below `written` was initialised (see `read_into_buf`),
+        // and `written` never passes the buffer's capacity.
+        unsafe { buf.set_len(self.written.min(buf.capacity())) };
+        keep_spare(buf);
+        for frozen in self.retired.drain(..) {
+            if let Ok(buffer) = frozen.into_mutable() {
+                keep_spare(buffer);
+            }
+        }
     }
 }
 
@@ -487,6 +591,62 @@ mod tests {
         assert_eq!(w.buf.as_ptr(), ptr);
     }
 
+    /// Batches held by the caller keep their bytes while the window goes on in
+    /// other buffers; once they are dropped, their buffers come back (not zeroed
+    /// again), and reads through them give the file's bytes, not a former batch's.
+    #[test]
+    fn held_batches_keep_their_bytes_and_dropped_ones_are_reused() {
+        let data = pattern(12 << 20);
+        let mut w = Window::new(Arc::new(Copying(data.clone()))).unwrap();
+        w.expect_span(1 << 20);
+        let mut at = 0;
+        // Uneven batches, so reused buffers are filled to other lengths than before.
+        let batch = |w: &mut Window, at: &mut usize| {
+            let n = (700 << 10) + (*at / 7 % 4096);
+            assert_eq!(read(w, *at, n, *at), &data[*at..*at + n], "at {at}");
+            let frozen = w.freeze(*at + n);
+            let span = (*at, n);
+            *at += n;
+            (frozen, span)
+        };
+        let intact = |(f, (a, n)): &(Frozen, (usize, usize))| f.buffer.as_slice()[a - f.base..a - f.base + n] == data[*a..a + n];
+        let held: Vec<_> = (0..5).map(|_| batch(&mut w, &mut at)).collect();
+        assert!(held.iter().all(intact), "a buffer a batch holds was reused");
+        let addresses: Vec<usize> = held.iter().map(|(f, _)| f.buffer.as_ptr() as usize).collect();
+        drop(held);
+        let later: Vec<_> = (0..5).map(|_| batch(&mut w, &mut at)).collect();
+        assert!(later.iter().all(intact));
+        let reused = later.iter().filter(|(f, _)| addresses.contains(&(f.buffer.as_ptr() as usize))).count();
+        assert!(reused > 0, "no dropped buffer was taken up again");
+        assert!(w.retired.len() <= RETIRED_KEPT);
+    }
+
+    /// A window that takes up an ended window's buffers (whose bytes are another
+    /// file's, and are not zeroed again) reads its own file's bytes.
+    #[test]
+    fn spare_buffers_of_ended_windows_hold_only_new_reads() {
+        for round in 0..4u8 {
+            let data: Vec<u8> = pattern(3 << 20).iter().map(|b| b.wrapping_add(round)).collect();
+            let mut w = Window::new(Arc::new(Copying(data.clone()))).unwrap();
+            w.expect_span(1 << 20);
+            let mut at = 0;
+            let mut held = Vec::new();
+            while at + (600 << 10) <= data.len() {
+                let n = (600 << 10) - usize::from(round) * 4096;
+                assert_eq!(read(&mut w, at, n, at), &data[at..at + n], "round {round} at {at}");
+                held.push((w.freeze(at + n), at, n));
+                at += n;
+            }
+            for (f, a, n) in &held {
+                assert_eq!(&f.buffer.as_slice()[a - f.base..a - f.base + n], &data[*a..a + n]);
+            }
+            // Some batches outlive their reader, some do not.
+            held.truncate(1);
+            drop(w);
+        }
+        assert!(SPARES.lock().unwrap().iter().all(|b| b.capacity() <= SPARE_MAX));
+    }
+
     #[test]
     fn memory_sources_are_never_fetched() {
         let data = pattern(10_000);
@@ -502,7 +662,7 @@ mod tests {
         let mut w = Window::new(Arc::new(Copying(pattern(1000)))).unwrap();
         // The source claims 1000 bytes; pretend the file shrank by asking a copy of 500.
         let short: Arc<dyn ReadAt> = Arc::new(Shrunk(Copying(pattern(500)), 1000));
-        w = Window { source: short, ..w };
+        w.source = short;
         let e = w.fetch(Need { at: 400, len: 200 }, 0, 0).unwrap_err();
         assert_eq!((e.kind, e.offset), (ErrorKind::Truncated, 500));
     }

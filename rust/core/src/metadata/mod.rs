@@ -1,4 +1,4 @@
-//! Ledger metadata as BookKeeper stores it in ZooKeeper or etcd (FORMATS.md §8):
+//! Ledger metadata as BookKeeper stores it in ZooKeeper or etcd (docs/formats.md#ledger-metadata):
 //! a text header line naming the format version, then format 1 (tab/newline text),
 //! 2 (protobuf text format) or 3 (varint-delimited binary protobuf).
 //!
@@ -9,7 +9,7 @@
 
 mod proto;
 pub mod table;
-mod text_format;
+pub(crate) mod text_format;
 mod v1;
 pub mod znode;
 pub mod znode_dump;
@@ -75,7 +75,7 @@ pub struct Ensemble {
     pub bookies: Vec<BookieId>,
 }
 
-/// Decoded ledger metadata, with the meaning BookKeeper gives each field (§8.6).
+/// Decoded ledger metadata, with the meaning BookKeeper gives each field (docs/formats.md#ledger-metadata).
 ///
 /// The model is canonical: fields BookKeeper ignores are normalised the way it
 /// normalises them, so `decode(encode(m)) == m` for every valid `m`.
@@ -217,13 +217,15 @@ pub fn parse_header(data: &[u8]) -> Result<(i32, usize)> {
     for (i, &expected) in HEADER_KEY.iter().enumerate() {
         match data.get(i) {
             None => {
-                return Err(Error::truncated(i as u64, (HEADER_KEY.len() - i) as u64, 0)
-                    .with_detail(format!("ledger metadata header ends at byte {i}")))
+                return Err(Error::truncated(i as u64, (HEADER_KEY.len() - i) as u64, 0).with_detail(
+                    "ledger metadata header cut short (expected \"BookieMetadataFormatVersion\\t\")",
+                ))
             }
             Some(&b) if b != expected => {
-                return Err(Error::corrupt(i as u64, format!(
-                    "ledger metadata header corrupt at index {i} (expected \"BookieMetadataFormatVersion\\t\")"
-                )))
+                return Err(Error::corrupt(
+                    i as u64,
+                    "ledger metadata header corrupt (expected \"BookieMetadataFormatVersion\\t\")",
+                ))
             }
             Some(_) => {}
         }

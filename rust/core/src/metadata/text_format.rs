@@ -1,4 +1,4 @@
-//! Metadata format 2: `LedgerMetadataFormat` in protobuf text format (FORMATS.md §8.4).
+//! Metadata format 2: `LedgerMetadataFormat` in protobuf text format (docs/formats.md#ledger-metadata).
 //!
 //! The printer writes what protobuf-java's `TextFormat` prints: set fields in
 //! field-number order, `name: value` lines, nested messages as `name {` ... `}` with
@@ -23,7 +23,7 @@ const DIGEST_NAMES: [(&str, i32); 4] = [("CRC32", 1), ("HMAC", 2), ("CRC32C", 3)
 // ---------------------------------------------------------------- printing
 
 /// `TextFormat.escapeBytes`.
-fn escape_into(out: &mut Vec<u8>, bytes: &[u8]) {
+pub(crate) fn escape_into(out: &mut Vec<u8>, bytes: &[u8]) {
     out.push(b'"');
     for &b in bytes {
         match b {
@@ -138,10 +138,13 @@ pub(super) fn print(fmt: &LedgerMetadataFormat, out: &mut Vec<u8>) {
 // ---------------------------------------------------------------- parsing
 
 /// Tokens over the text, with `TextFormat.Tokenizer`'s rules. Offsets are absolute
-/// (the text starts at `base` in the znode data).
-struct Tokenizer<'a> {
+/// (the text starts at `base` in the znode data). Shared with other protobuf text
+/// readers in the crate, whose errors name their format through `label`.
+pub(crate) struct Tokenizer<'a> {
     text: &'a [u8],
     base: usize,
+    /// What the text is, for error messages.
+    label: &'static str,
     pos: usize,
     /// The current token: `text[tok_start..tok_end]`, empty at the end.
     tok_start: usize,
@@ -160,29 +163,33 @@ fn is_word(b: u8) -> bool {
 
 impl<'a> Tokenizer<'a> {
     fn new(text: &'a [u8], base: usize) -> Self {
-        let mut t = Tokenizer { text, base, pos: 0, tok_start: 0, tok_end: 0 };
+        Self::with_label(text, base, "format 2 text")
+    }
+
+    pub(crate) fn with_label(text: &'a [u8], base: usize, label: &'static str) -> Self {
+        let mut t = Tokenizer { text, base, label, pos: 0, tok_start: 0, tok_end: 0 };
         t.advance();
         t
     }
 
-    fn err(&self, detail: impl Into<String>) -> Error {
-        Error::corrupt((self.base + self.tok_start) as u64, format!("format 2 text: {}", detail.into()))
+    pub(crate) fn err(&self, detail: impl Into<String>) -> Error {
+        Error::corrupt((self.base + self.tok_start) as u64, format!("{}: {}", self.label, detail.into()))
     }
 
-    fn token(&self) -> &'a [u8] {
+    pub(crate) fn token(&self) -> &'a [u8] {
         &self.text[self.tok_start..self.tok_end]
     }
 
-    fn token_text(&self) -> String {
+    pub(crate) fn token_text(&self) -> String {
         String::from_utf8_lossy(self.token()).into_owned()
     }
 
-    fn at_end(&self) -> bool {
+    pub(crate) fn at_end(&self) -> bool {
         self.tok_start == self.tok_end
     }
 
     /// Moves to the next token, skipping whitespace and comments.
-    fn advance(&mut self) {
+    pub(crate) fn advance(&mut self) {
         let t = self.text;
         let mut p = self.pos;
         loop {
@@ -243,7 +250,7 @@ impl<'a> Tokenizer<'a> {
         self.token() == s.as_bytes()
     }
 
-    fn try_consume(&mut self, s: &str) -> Result<bool> {
+    pub(crate) fn try_consume(&mut self, s: &str) -> Result<bool> {
         if self.looking_at(s) {
             self.advance();
             Ok(true)
@@ -252,7 +259,7 @@ impl<'a> Tokenizer<'a> {
         }
     }
 
-    fn consume(&mut self, s: &str) -> Result<()> {
+    pub(crate) fn consume(&mut self, s: &str) -> Result<()> {
         if self.try_consume(s)? {
             Ok(())
         } else {
@@ -261,7 +268,7 @@ impl<'a> Tokenizer<'a> {
     }
 
     /// A field name and its offset.
-    fn consume_identifier(&mut self) -> Result<(String, usize)> {
+    pub(crate) fn consume_identifier(&mut self) -> Result<(String, usize)> {
         let at = self.tok_start;
         let tok = self.token();
         if tok.is_empty() || !tok.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.') {
@@ -275,7 +282,7 @@ impl<'a> Tokenizer<'a> {
     /// `TextFormat.parseInteger`: `-`, then `0x` hex, leading-`0` octal or decimal,
     /// the rest parsed like `Long.parseLong` (so it may carry its own sign), then a
     /// range check for the field's type.
-    fn consume_integer(&mut self, min: i128, max: i128) -> Result<i128> {
+    pub(crate) fn consume_integer(&mut self, min: i128, max: i128) -> Result<i128> {
         let tok = self.token_text();
         let (negative, rest) = match tok.strip_prefix('-') {
             Some(r) => (true, r),
@@ -298,15 +305,15 @@ impl<'a> Tokenizer<'a> {
         Ok(value)
     }
 
-    fn consume_i32(&mut self) -> Result<i32> {
+    pub(crate) fn consume_i32(&mut self) -> Result<i32> {
         Ok(self.consume_integer(i32::MIN as i128, i32::MAX as i128)? as i32)
     }
 
-    fn consume_i64(&mut self) -> Result<i64> {
+    pub(crate) fn consume_i64(&mut self) -> Result<i64> {
         Ok(self.consume_integer(i64::MIN as i128, i64::MAX as i128)? as i64)
     }
 
-    fn consume_enum(&mut self, type_name: &str, names: &[(&str, i32)]) -> Result<i32> {
+    pub(crate) fn consume_enum(&mut self, type_name: &str, names: &[(&str, i32)]) -> Result<i32> {
         let tok = self.token();
         if tok.first().is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_') {
             let name = self.token_text();
@@ -323,13 +330,13 @@ impl<'a> Tokenizer<'a> {
             if names.iter().any(|(_, n)| *n == v) {
                 Ok(v)
             } else {
-                Err(Error::corrupt((self.base + at) as u64, format!("format 2 text: enum {type_name} has no value with number {v}")))
+                Err(Error::corrupt((self.base + at) as u64, format!("{}: enum {type_name} has no value with number {v}", self.label)))
             }
         }
     }
 
     /// One or more adjacent quoted strings, unescaped and concatenated.
-    fn consume_bytes(&mut self) -> Result<Vec<u8>> {
+    pub(crate) fn consume_bytes(&mut self) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         self.consume_one_string(&mut out)?;
         while matches!(self.token().first(), Some(b'"') | Some(b'\'')) {
@@ -351,7 +358,7 @@ impl<'a> Tokenizer<'a> {
         }
         let inner = &tok[1..tok.len() - 1];
         unescape_into(inner, out).map_err(|(i, why)| {
-            Error::corrupt((self.base + self.tok_start + 1 + i) as u64, format!("format 2 text: {why}"))
+            Error::corrupt((self.base + self.tok_start + 1 + i) as u64, format!("{}: {why}", self.label))
         })?;
         self.advance();
         Ok(())
@@ -436,7 +443,7 @@ fn unescape_into(s: &[u8], out: &mut Vec<u8>) -> std::result::Result<(), (usize,
 }
 
 /// Parses a field value, or a `[a, b]` list of them when the field is repeated.
-fn repeated<T>(t: &mut Tokenizer<'_>, mut one: impl FnMut(&mut Tokenizer<'_>) -> Result<T>) -> Result<Vec<T>> {
+pub(crate) fn repeated<T>(t: &mut Tokenizer<'_>, mut one: impl FnMut(&mut Tokenizer<'_>) -> Result<T>) -> Result<Vec<T>> {
     let mut out = Vec::new();
     if t.try_consume("[")? {
         if !t.try_consume("]")? {
@@ -455,7 +462,7 @@ fn repeated<T>(t: &mut Tokenizer<'_>, mut one: impl FnMut(&mut Tokenizer<'_>) ->
 }
 
 /// Parses `{ fields }` or `< fields >` into `merge_field` calls.
-fn message(t: &mut Tokenizer<'_>, mut merge_field: impl FnMut(&mut Tokenizer<'_>, &str, usize) -> Result<()>) -> Result<()> {
+pub(crate) fn message(t: &mut Tokenizer<'_>, mut merge_field: impl FnMut(&mut Tokenizer<'_>, &str, usize) -> Result<()>) -> Result<()> {
     let end = if t.try_consume("<")? {
         ">"
     } else {
@@ -475,8 +482,8 @@ fn message(t: &mut Tokenizer<'_>, mut merge_field: impl FnMut(&mut Tokenizer<'_>
     Ok(())
 }
 
-fn unknown_field(t: &Tokenizer<'_>, at: usize, message: &str, name: &str) -> Error {
-    Error::corrupt((t.base + at) as u64, format!("format 2 text: message type {message} has no field named {name:?}"))
+pub(crate) fn unknown_field(t: &Tokenizer<'_>, at: usize, message: &str, name: &str) -> Error {
+    Error::corrupt((t.base + at) as u64, format!("{}: message type {message} has no field named {name:?}", t.label))
 }
 
 fn segment(t: &mut Tokenizer<'_>) -> Result<Segment> {
@@ -560,6 +567,25 @@ pub(super) fn parse(data: &[u8], start: usize) -> Result<LedgerMetadataFormat> {
         }
     }
     Ok(f)
+}
+
+/// Parses a flat message of string fields (`name: "value"`), as `TextFormat.merge`
+/// reads one, for the other text-format files BookKeeper writes (the bookie cookie).
+/// Returns each field's name, unescaped value and the offset of its name; `label`
+/// names the text in errors. Field names are the caller's to check.
+pub(crate) fn parse_string_fields(data: &[u8], start: usize, label: &'static str) -> Result<Vec<(String, Vec<u8>, usize)>> {
+    let text = String::from_utf8_lossy(&data[start..]);
+    let mut t = Tokenizer::with_label(text.as_bytes(), start, label);
+    let mut fields = Vec::new();
+    while !t.at_end() {
+        let (name, at) = t.consume_identifier()?;
+        t.consume(":")?;
+        fields.push((name, t.consume_bytes()?, start + at));
+        if !t.try_consume(";")? {
+            t.try_consume(",")?;
+        }
+    }
+    Ok(fields)
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Metadata format 1 (4.0-4.1): lines of text after the header (FORMATS.md §8.3).
+//! Metadata format 1 (4.0-4.1): lines of text after the header (docs/formats.md#ledger-metadata).
 //!
 //! ```text
 //! <writeQuorumSize>\n<ensembleSize>\n<length>\n

@@ -1,5 +1,5 @@
 //! Where a ledger's metadata lives: the ledger id is in the znode path (or etcd
-//! key), not in the data (FORMATS.md §8.1, `StringUtils`, `EtcdUtils`).
+//! key), not in the data (docs/formats.md#ledger-metadata, `StringUtils`, `EtcdUtils`).
 //!
 //! | layout | path of ledger 1 under `/ledgers` |
 //! |---|---|

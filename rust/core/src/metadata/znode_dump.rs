@@ -60,21 +60,46 @@ pub fn decode_znode(path: Option<&str>, ledger_id: Option<i64>, data: &[u8]) -> 
     ZnodeRecord { path: path.map(str::to_string), ledger_id, metadata }
 }
 
+/// A file of a dump directory that was not read as ledger metadata, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedFile {
+    pub path: String,
+    pub reason: String,
+}
+
+/// Why a file whose path names no ledger is skipped.
+pub const NOT_A_LEDGER_PATH: &str =
+    "its name is neither a decimal ledger id (123, 123.bin) nor a ledger znode path (flat L%010d, hierarchical 2-4-4 or 3-4-4-4-4, etcd UUID)";
+
 /// Every ledger metadata file under `root`, in path order. Symbolic links to
 /// directories are not followed (a link cycle cannot hang the walk). Only failing
 /// to list `root` itself is an error.
 pub fn read_znode_dir(root: &Path) -> Result<Vec<ZnodeRecord>> {
+    scan_znode_dir(root).map(|(records, _)| records)
+}
+
+/// [`read_znode_dir`], and the files it skipped, with the reason for each.
+pub fn scan_znode_dir(root: &Path) -> Result<(Vec<ZnodeRecord>, Vec<SkippedFile>)> {
     let mut files = Vec::new();
     collect_files(root, &mut files).map_err(|e| Error::io(root, 0, &e))?;
     files.sort();
     let mut out = Vec::new();
+    let mut skipped = Vec::new();
     for file in files {
         let display = file.to_string_lossy().into_owned();
-        let Ok(ledger_id) = ledger_id_from_path(&display) else { continue };
+        let ledger_id = match ledger_id_from_path(&display) {
+            Ok(id) => id,
+            Err(e) => {
+                let named_by_digits = e.detail.contains("beyond 2^63-1");
+                let reason = if named_by_digits { e.detail } else { NOT_A_LEDGER_PATH.to_string() };
+                skipped.push(SkippedFile { path: display, reason });
+                continue;
+            }
+        };
         let metadata = read_file(&file).and_then(|data| decode_ledger_metadata(&data).map_err(|e| e.in_file(&file)));
         out.push(ZnodeRecord { path: Some(display), ledger_id: Some(ledger_id), metadata });
     }
-    Ok(out)
+    Ok((out, skipped))
 }
 
 fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
@@ -155,5 +180,9 @@ mod dir_tests {
         let bad = records[2].metadata.as_ref().unwrap_err();
         assert!(bad.path.as_ref().unwrap().ends_with("L0004"));
         assert!(read_znode_dir(&root.join("missing")).is_err());
+        let (_, skipped) = scan_znode_dir(&root).unwrap();
+        let names: Vec<&str> = skipped.iter().map(|f| f.path.rsplit('/').next().unwrap()).collect();
+        assert_eq!(names, ["LAYOUT", "ID-0000000003"]);
+        assert!(skipped.iter().all(|f| f.reason == NOT_A_LEDGER_PATH));
     }
 }

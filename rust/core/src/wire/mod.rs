@@ -1,4 +1,4 @@
-//! Bookie wire formats: the framing every message uses (FORMATS.md §10.1), the v2
+//! Bookie wire formats: the framing every message uses (docs/formats.md#v2-wire-frames), the v2
 //! binary protocol ([`v2`]) and the metadata RPC messages of the thin-client
 //! proposal ([`rpc`]).
 
@@ -6,7 +6,7 @@ pub mod rpc;
 pub mod v2;
 
 use crate::bytes::i32_at;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 /// Netty's default `nettyMaxFrameSizeBytes`: the largest frame a bookie accepts.
 pub const DEFAULT_MAX_FRAME_SIZE: usize = 5 * 1024 * 1024;
@@ -48,6 +48,27 @@ pub fn split_frames(buf: &[u8], max_frame_size: usize) -> Result<Vec<&[u8]>> {
     Ok(out)
 }
 
+/// Splits the whole frames off the front of a stream that may end mid-frame (a
+/// capture cut short, or bytes still arriving): the frames, in order, and the
+/// offset where the unfinished rest starts (`buf.len()` when nothing is left over).
+/// A length no frame can have (negative, over `max_frame_size`) is still an error,
+/// at its offset: what follows it cannot be framed.
+pub fn split_whole_frames(buf: &[u8], max_frame_size: usize) -> Result<(Vec<&[u8]>, usize)> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < buf.len() {
+        match split_frame(&buf[pos..], max_frame_size) {
+            Ok((_, used)) => {
+                out.push(&buf[pos..pos + used]);
+                pos += used;
+            }
+            Err(e) if e.kind == ErrorKind::Truncated => break,
+            Err(e) => return Err(e.at_base(pos as u64)),
+        }
+    }
+    Ok((out, pos))
+}
+
 /// Prefixes `body` with its length.
 pub(crate) fn frame(body: Vec<u8>) -> Result<Vec<u8>> {
     let len = i32::try_from(body.len())
@@ -61,7 +82,6 @@ pub(crate) fn frame(body: Vec<u8>) -> Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorKind;
 
     #[test]
     fn framing_errors_name_offsets_and_never_allocate() {
@@ -85,5 +105,19 @@ mod tests {
         // The third frame claims 9 bytes where 1 follows: reported at its body.
         let e = split_frames(&[0, 0, 0, 0, 0, 0, 0, 9, 1], 100).unwrap_err();
         assert_eq!((e.kind, e.offset), (ErrorKind::Truncated, 8));
+    }
+
+    #[test]
+    fn whole_frames_of_a_stream_cut_short() {
+        let stream = [0, 0, 0, 1, 5, 0, 0, 0, 0, 0, 0, 0, 2, 6, 7];
+        for cut in 0..=stream.len() {
+            let (frames, rest) = split_whole_frames(&stream[..cut], 100).unwrap();
+            let expected: usize = [5, 9, 15].iter().filter(|&&end| end <= cut).count();
+            assert_eq!(frames.len(), expected, "cut at {cut}");
+            assert_eq!(rest, [0, 5, 9, 15][expected], "cut at {cut}");
+        }
+        // A length no frame can have is damage, not an unfinished frame.
+        let e = split_whole_frames(&[0, 0, 0, 1, 5, 0xff, 0xff, 0xff, 0xff, 1], 100).unwrap_err();
+        assert_eq!((e.kind, e.offset), (ErrorKind::Corrupt, 5));
     }
 }

@@ -1,5 +1,5 @@
 //! The v2 binary bookie protocol (`BookieProtocol`, `BookieProtoEncoding`;
-//! FORMATS.md §10): the packet header, ADD, READ, BATCH_READ and AUTH requests and
+//! docs/formats.md#v2-wire-frames): the packet header, ADD, READ, BATCH_READ and AUTH requests and
 //! responses, and the return codes with their v3 equivalents.
 //!
 //! A frame does not say whether it is a request or a response (an ADD request and
@@ -117,7 +117,7 @@ pub mod rc {
     pub const EUNKNOWNLEDGERSTATE: i32 = 107;
 }
 
-/// (name, v2 value, v3 `StatusCode` value), FORMATS.md §10.5.
+/// (name, v2 value, v3 `StatusCode` value), docs/formats.md#v2-wire-frames.
 pub const RETURN_CODES: [(&str, i32, i32); 11] = [
     ("EOK", rc::EOK, 0),
     ("ENOLEDGER", rc::ENOLEDGER, 402),
@@ -297,7 +297,7 @@ impl AddRequest<'_> {
         i64_at(self.entry, 8).unwrap_or(-1)
     }
 
-    /// Refuses entries the v2 protocol cannot carry (ENTRY_V2.md §9): a BP-35
+    /// Refuses entries the v2 protocol cannot carry (docs/formats.md#v2-wire-frames): a BP-35
     /// versioned entry (first byte with bit 7 set, which every entry with a
     /// non-zero scope has) would be read as a ledger id by the bookie.
     pub fn encode(&self) -> Result<Vec<u8>> {

@@ -10,19 +10,16 @@ use bkcodec_core::files::{EntryLog, Journal, ScanOptions};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-/// The golden corpus, from `BKCODEC_GOLDEN` or `<repo>/../shared/golden`; `None`
-/// (with the reason printed) when it is absent, so the caller can skip.
-pub fn golden(sub: &str) -> Option<PathBuf> {
+/// The golden corpus, from `BKCODEC_GOLDEN` or `<repo>/../shared/golden`. Tests that
+/// call this carry `#[cfg_attr(not(golden_corpus), ignore = ...)]` (see build.rs), so
+/// they run only where the corpus is (or is required): a missing part is a failure.
+pub fn golden(sub: &str) -> PathBuf {
     let root = std::env::var_os("BKCODEC_GOLDEN").map(PathBuf::from).unwrap_or_else(|| {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/golden")
     });
     let p = root.join(sub);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipping: golden corpus not found at {} (set BKCODEC_GOLDEN)", p.display());
-        None
-    }
+    assert!(p.exists(), "golden corpus expected at {} (set BKCODEC_GOLDEN)", p.display());
+    p
 }
 
 pub fn manifest(path: &std::path::Path) -> Vec<Value> {

@@ -1,16 +1,43 @@
-"""What the jobs share: the session, the reading options, and where results go."""
+"""What the jobs share: the session, the reading options, where results go, and how
+they end: exit status 0 (done, nothing found), 1 (findings: damage, failed digests),
+2 (bad arguments, missing input, existing output), with one line on stderr for 2."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+import warnings
+from typing import Callable
 
 from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 
 from bkcodec_spark import files
 
 OUTPUT_FORMATS = ("parquet", "csv", "json")
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+class JobError(Exception):
+    """A problem with the job's arguments or inputs: printed as one line, exit 2."""
+
+
+def run(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> int:
+    """`main`'s exit status, with any error as one line on stderr (exit 2) instead of a
+    traceback; Spark's multi-line messages are cut to their first line."""
+    prog = os.path.basename(sys.argv[0]) if argv is None else "job"
+    prog = prog.removesuffix(".py") if prog not in ("-c", "__main__.py") else "job"
+    try:
+        return main(argv)
+    except JobError as error:
+        message = str(error)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # noqa: BLE001 - the job's one line, whatever failed
+        first = (str(error).strip().splitlines() or [""])[0]
+        message = f"{type(error).__name__}: {first}"
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def spark_session(app_name: str, master: str | None = None, conf: list[str] | None = None) -> SparkSession:
@@ -24,6 +51,8 @@ def spark_session(app_name: str, master: str | None = None, conf: list[str] | No
     # Python workers must run this interpreter, the one where bkcodec is installed.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
+    # Spark (4.1+) only hands filters to Python data sources with this on.
+    builder = builder.config("spark.sql.python.filterPushdown.enabled", "true")
     submitted = SparkConf()  # what spark-submit (or spark-defaults.conf) set
     if master is None and not submitted.contains("spark.master"):
         master = "local[*]"
@@ -64,7 +93,7 @@ def add_read_arguments(p: argparse.ArgumentParser, kinds: tuple[str, ...] = ("au
     )
     p.add_argument(
         "--digest-type",
-        choices=("auto", "crc32", "crc32c", "hmac", "dummy"),
+        choices=files.DIGEST_TYPES,
         default="auto",
         help="the ledgers' digest type (default: inferred per ledger)",
     )
@@ -77,18 +106,25 @@ def add_read_arguments(p: argparse.ArgumentParser, kinds: tuple[str, ...] = ("au
     p.add_argument("--split-size", default="128m", help="read entry logs larger than this in parallel ranges")
 
 
+def input_files(paths: list[str]) -> list[str]:
+    """Every file the paths name, before Spark starts: a missing path is a JobError."""
+    try:
+        return files.expand_paths(paths)
+    except FileNotFoundError as error:
+        raise JobError(str(error)) from None
+
+
 def entry_kinds(args: argparse.Namespace) -> list[str]:
     """The kinds of entry files to read: `--kind`, or with `auto` those the paths hold
     (entry logs and/or journals; index files hold no entries)."""
+    found = {files.kind_of(path) for path in input_files(args.paths)}
     if args.kind != "auto":
+        if args.kind not in found:
+            warnings.warn(f"no {args.kind} files in {' '.join(args.paths)}", files.NoFilesWarning, stacklevel=2)
         return [args.kind]
-    try:
-        found = {files.kind_of(path) for path in files.expand_paths(args.paths)}
-    except FileNotFoundError as error:
-        raise SystemExit(str(error)) from None
     kinds = [kind for kind in (files.ENTRY_LOG, files.JOURNAL) if kind in found]
     if not kinds:
-        raise SystemExit(f"no entry logs (*.log) or journals (*.txn) in {' '.join(args.paths)}")
+        raise JobError(f"no entry logs (*.log) or journals (*.txn) in {' '.join(args.paths)}")
     return kinds
 
 
@@ -109,12 +145,24 @@ def bookkeeper_reader(spark: SparkSession, args: argparse.Namespace, kind: str, 
 def add_output_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", help="also write the table here (a directory)")
     p.add_argument("--format", choices=OUTPUT_FORMATS, default="parquet", help="format of --output (default parquet)")
+    p.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
     p.add_argument("--show", type=int, default=50, metavar="N", help="rows of the table to print (default 50)")
+
+
+def check_output(path: str | None, overwrite: bool) -> None:
+    """Before Spark starts: an existing output is refused unless it is to be replaced."""
+    if path is None:
+        return
+    if os.path.exists(path) and not overwrite:
+        raise JobError(f"{path} already exists (pass --overwrite to replace it)")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise JobError(f"no such directory: {parent}")
 
 
 def write_output(df: DataFrame, args: argparse.Namespace) -> None:
     if args.output:
-        writer = df.coalesce(1).write.mode("overwrite")
+        writer = df.coalesce(1).write.mode("overwrite" if args.overwrite else "errorifexists")
         if args.format == "csv":
             writer = writer.option("header", "true")
         writer.format(args.format).save(args.output)

@@ -3,8 +3,9 @@
 Every entry in the entry logs and journals the paths name is checked as BookKeeper's
 reader does (length, digest). Failures are entries whose digest does not match and
 regions bkcodec could not read as entries (torn tails, bad sizes, garbage, files that
-are not bookie files), each with its file and byte offset. Exit status: 0 when every
-entry verified, 1 when there are failures, 2 on bad arguments.
+are not bookie files), each with its file, byte offset and (scope, ledger, entry).
+Exit status: 0 when every entry verified, 1 when there are failures, 2 on bad
+arguments, a missing input or an existing --output (without --overwrite).
 
     python -m bkcodec_spark.jobs.digest_audit /data/bookie --digest-type crc32c
     spark-submit --master yarn "$(python -c 'import bkcodec_spark.jobs.digest_audit as m; print(m.__file__)')" \
@@ -20,7 +21,7 @@ from pyspark.sql import DataFrame, functions as F
 
 from bkcodec_spark.jobs import common
 
-FAILURE_COLUMNS = ["file", "offset", "ledger_id", "entry_id", "digest_type", "digest_ok", "error"]
+FAILURE_COLUMNS = ["file", "offset", "scope_id", "ledger_id", "entry_id", "digest_type", "digest_ok", "error"]
 
 
 def failures(entries: DataFrame) -> DataFrame:
@@ -48,9 +49,12 @@ def main(argv: list[str] | None = None) -> int:
     common.add_output_arguments(p)
     args = p.parse_args(argv)
     kinds = common.entry_kinds(args)
+    common.check_output(args.output, args.overwrite)
     spark = common.spark_session("bkcodec digest audit", args.master, args.conf)
     per_kind = [
-        common.bookkeeper_reader(spark, args, kind, verify="true", payload="none").load(list(args.paths)).cache()
+        common.bookkeeper_reader(spark, args, kind, verify="true", payload="none", columns=",".join(FAILURE_COLUMNS))
+        .load(list(args.paths))
+        .cache()
         for kind in kinds
     ]
     per_file = reduce(DataFrame.unionByName, [summary(entries) for entries in per_kind]).orderBy("file")
@@ -65,8 +69,8 @@ def main(argv: list[str] | None = None) -> int:
         print("every entry verified")
     common.write_output(failed, args)
     spark.stop()
-    return 1 if count else 0
+    return common.EXIT_FINDINGS if count else common.EXIT_OK
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(common.run(main))

@@ -1,4 +1,4 @@
-//! The ledgers-map trailer (FORMATS.md §3.4, §4.4): which ledgers a log holds and how
+//! The ledgers-map trailer (docs/formats.md#entry-logs): which ledgers a log holds and how
 //! many bytes of records each has, with BookKeeper's fallback to a scan.
 //!
 //! BookKeeper's garbage collector trusts the map it reads; a reader of damaged logs

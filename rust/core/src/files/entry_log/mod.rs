@@ -1,4 +1,4 @@
-//! Entry logs (FORMATS.md §3 and §4): the legacy `DefaultEntryLogger` layout and the
+//! Entry logs (docs/formats.md#entry-logs): the legacy `DefaultEntryLogger` layout and the
 //! direct-I/O `DirectEntryLogger` layout, told apart by the dummy record the direct
 //! writer puts at offset 1024.
 

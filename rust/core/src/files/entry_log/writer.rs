@@ -62,12 +62,16 @@ impl<W: Write + Seek> EntryLogWriter<W> {
             return Err(Error::invalid_argument("a direct entry log needs a write buffer of at least one byte"));
         }
         let block = PADDING_BLOCK as u64;
+        // Whole 4 KiB blocks; a size that cannot be rounded up is refused, not wrapped to 0.
+        let buffer_size = buffer_size.checked_next_multiple_of(block).ok_or_else(|| {
+            Error::invalid_argument(format!("a write buffer of {buffer_size} bytes cannot be rounded up to whole 4 KiB blocks"))
+        })?;
         let mut w = EntryLogWriter {
             out,
             layout: EntryLogLayout::Direct,
             pos: 0,
             sizes: BTreeMap::new(),
-            buffer_size: buffer_size.div_ceil(block) * block,
+            buffer_size,
             buffer_start: EntryLogLayout::Direct.data_start(),
             max_file_size,
         };

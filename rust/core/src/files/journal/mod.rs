@@ -1,4 +1,4 @@
-//! Journal files (FORMATS.md §5): versions 1 to 6, `[i32 len][payload]` records,
+//! Journal files (docs/formats.md#journals): versions 1 to 6, `[i32 len][payload]` records,
 //! padding records from version 5, and meta records (ledger key, fence, explicit LAC).
 
 mod scan;

@@ -14,7 +14,7 @@ static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
 /// Appends records to a new journal file.
 ///
 /// `flush` marks where the journal thread would flush a batch: from version 5 it
-/// pads the file position to the alignment with a padding record (§5.4).
+/// pads the file position to the alignment with a padding record (docs/formats.md#journals).
 /// Preallocation follows `JournalChannel`: the file is extended with zeros in steps
 /// of the preallocation size (rounded down to the alignment) whenever a write would
 /// cross the current end; [`JournalWriter::finish`] writes those zeros.

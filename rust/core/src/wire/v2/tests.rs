@@ -1,4 +1,4 @@
-//! v2 protocol: the FORMATS.md §13 vectors, header forms, error mapping, malformed
+//! v2 protocol: the vectors of docs/formats.md#test-vectors, header forms, error mapping, malformed
 //! frames, round trips and no-panic checks over mutated frames.
 
 use super::*;
@@ -11,7 +11,7 @@ fn hex(s: &str) -> Vec<u8> {
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
 }
 
-/// Ledger 1, entry 0, LAC -1, length 5, "hello", CRC32C (§13).
+/// Ledger 1, entry 0, LAC -1, length 5, "hello", CRC32C (docs/formats.md#test-vectors).
 fn hello_entry() -> Vec<u8> {
     hex("0000000000000001 0000000000000000 ffffffffffffffff 0000000000000005 e3a5f74d 68656c6c6f")
 }

@@ -1,0 +1,125 @@
+"""A whole bookie as one Arrow stream: `read_bookie` reads the files the core's
+discovery (`bookie_layout`) finds below a directory, one kind or entry logs and
+journals merged."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from bkcodec._bkcodec import BookieFile, bookie_layout, read_entry_log, read_index, read_journal
+
+__all__ = ["BOOKIE_KINDS", "aligned_batch", "merged_schema", "read_bookie", "read_bookie_files"]
+
+#: What `read_bookie(kind=...)` reads. `entries`: entry logs and journals merged.
+BOOKIE_KINDS = ("entries", "entry_log", "journal", "index", "location_index", "ledger_index")
+
+_SCAN_OPTIONS = ("digest_type", "password", "ledger_metadata", "verify", "payload", "on_error", "batch_size")
+
+
+def _open(f: BookieFile, options: dict[str, Any]) -> Any:
+    if f.kind == "entry_log":
+        return read_entry_log(f.path, **options)
+    if f.kind == "journal":
+        return read_journal(f.path, **options)
+    if f.kind == "index":
+        batch = {"batch_size": options["batch_size"]} if "batch_size" in options else {}
+        return read_index(f.path, **batch)
+    raise ValueError(f"{f.path}: a {f.kind.replace('_', ' ')} has no rows to read")
+
+
+def merged_schema(schemas: Sequence[pa.Schema]) -> pa.Schema:
+    """`file` and `file_kind`, then every reader's columns (entry logs and journals
+    differ): where a row is first (log or journal position), the error last."""
+    fields = [pa.field("file", pa.string(), nullable=False), pa.field("file_kind", pa.string(), nullable=False)]
+    merged = pa.unify_schemas(list(schemas))
+    front = [n for n in ("log_id", "journal_id", "offset", "location", "record_size", "record_type") if n in merged.names]
+    rest = [n for n in merged.names if n not in front and n != "error"]
+    names = front + rest + (["error"] if "error" in merged.names else [])
+    return pa.schema(fields + [merged.field(n).with_nullable(True) for n in names])
+
+
+def aligned_batch(batch: pa.RecordBatch, schema: pa.Schema, path: str, kind: str) -> pa.RecordBatch:
+    """A reader's batch in the merged schema: its file and kind first, absent columns null."""
+    n = batch.num_rows
+    names = set(batch.schema.names)
+    columns = [pa.repeat(pa.scalar(path, pa.string()), n), pa.repeat(pa.scalar(kind, pa.string()), n)]
+    for field in list(schema)[2:]:
+        columns.append(batch.column(field.name) if field.name in names else pa.nulls(n, field.type))
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def read_bookie_files(files: Sequence[BookieFile], **options: Any) -> pa.RecordBatchReader:
+    """The rows of the given entry logs, journals and index files in one stream,
+    each after its `file` and `file_kind` (see `read_bookie`)."""
+    if not files:
+        raise ValueError("no files to read")
+    first: dict[str, BookieFile] = {}
+    for f in files:
+        first.setdefault(f.kind, f)
+    schema = merged_schema([_open(f, options).schema for f in first.values()])
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for f in files:
+            path = os.fspath(f.path)
+            for batch in _open(f, options):
+                yield aligned_batch(batch, schema, path, f.kind)
+
+    return pa.RecordBatchReader.from_batches(schema, batches())
+
+
+def _database_rows(dbs: Sequence[Any], kind: str, options: dict[str, Any]) -> pa.RecordBatchReader:
+    from bkcodec import index_db
+
+    read = index_db.read_location_index if kind == "location_index" else index_db.read_ledger_index
+    allowed = {k: options[k] for k in ("batch_size", "on_error") if options.get(k) is not None}
+    inner = read(dbs[0].path, **allowed).schema
+    schema = pa.schema([pa.field("file", pa.string(), nullable=False), pa.field("file_kind", pa.string(), nullable=False), *inner])
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for db in dbs:
+            path = os.fspath(db.path)
+            for batch in read(db.path, **allowed):
+                yield aligned_batch(batch, schema, path, "rocksdb")
+
+    return pa.RecordBatchReader.from_batches(schema, batches())
+
+
+def read_bookie(path: str | os.PathLike[str], kind: str = "entries", **options: Any) -> pa.RecordBatchReader:
+    """Every row of a bookie directory (a bookie root, journal, ledger or index
+    directory, a `current/`, or any tree; one file also works) as one Arrow stream.
+
+    `kind`: `"entries"` (default: entry logs and journals merged, columns absent
+    from one kind null), `"entry_log"`, `"journal"`, `"index"` (`.idx` files),
+    `"location_index"` or `"ledger_index"` (DbLedgerStorage's RocksDB databases;
+    needs `bkcodec[rocksdb]`). Each row starts with its `file` and `file_kind`
+    (`rocksdb` for index databases); then the reader's columns. Files are found
+    by `bookie_layout` (a RocksDB write-ahead log is never an entry log; log4j's
+    `*.log` files are skipped) and read in path order. `options` go to the readers
+    (`digest_type`, `password`, `ledger_metadata`, `verify`, `payload`, `on_error`,
+    `batch_size`; the index databases take `batch_size` and `on_error`).
+    """
+    if kind not in BOOKIE_KINDS:
+        raise ValueError(f"unknown kind {kind!r} (one of {', '.join(BOOKIE_KINDS)})")
+    unknown = set(options) - set(_SCAN_OPTIONS)
+    if unknown:
+        raise TypeError(f"read_bookie() got unexpected options: {', '.join(sorted(unknown))}")
+    layout = bookie_layout(path)
+    if kind in ("location_index", "ledger_index"):
+        roles = ("locations", "scoped-locations") if kind == "location_index" else ("ledgers", "scoped-ledgers")
+        dbs = [db for db in layout.databases if db.role in roles]
+        if not dbs:
+            raise ValueError(f"{path}: no {' or '.join(roles)} database found")
+        return _database_rows(dbs, kind, options)
+    wanted = ("entry_log", "journal") if kind == "entries" else (kind,)
+    files = layout.files_of(*wanted)
+    if not files:
+        what = " or ".join(k.replace("_", " ") + "s" for k in wanted)
+        raise ValueError(f"{Path(path)}: no {what} found")
+    if kind == "index":
+        options = {k: v for k, v in options.items() if k == "batch_size"}
+    return read_bookie_files(files, **options)

@@ -1,0 +1,368 @@
+"""Apache Pulsar in BookKeeper: the messages of a bookie's entries, and which topic
+owns which ledgers, without a Pulsar cluster.
+
+    import bkcodec.pulsar as pulsar
+
+    messages = pulsar.read_messages("/data/bookie", metadata="zk-dump/", topic="my-topic").read_all()
+    batch = pulsar.decode_messages(bkcodec.read_entry_log("0.log").read_all())
+    ledgers = pulsar.topic_ledgers("zk-dump/")       # topic, ledger_id, kind, entries, size, ...
+
+One row per message (a batch entry gives one row per message in it): ids, the
+message's metadata, the broker's entry metadata, the payload decompressed, and
+``error`` for what could not be read (``on_error="flag"``, the default; ``"raise"``
+raises the typed error naming the entry and byte offset). The byte layouts are
+those of docs/pulsar.md, as Pulsar's Java code writes them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bkcodec._bkcodec import (
+    MessageDecoder,
+    RecordBatchReader,
+    bookie_layout,
+    file_kind,
+    load_ledger_metadata_dir,
+    pulsar_decode_managed_cursor_info,
+    pulsar_decode_managed_ledger_info,
+    pulsar_decode_messages,
+    pulsar_read_messages,
+    pulsar_topic_ledgers,
+    read_entry_log,
+    read_journal,
+)
+
+if TYPE_CHECKING:
+    import pyarrow
+
+__all__ = [
+    "MARKER_TYPES",
+    "MessageDecoder",
+    "bookie_files",
+    "bookie_ledgers",
+    "decode_managed_cursor_info",
+    "decode_managed_ledger_info",
+    "decode_messages",
+    "entry_batches",
+    "ledgers_of_topic",
+    "read_messages",
+    "topic_ledgers",
+]
+
+#: ``marker_type`` values (PulsarMarkers.proto): what a marker row is.
+MARKER_TYPES = {
+    10: "REPLICATED_SUBSCRIPTION_SNAPSHOT_REQUEST",
+    11: "REPLICATED_SUBSCRIPTION_SNAPSHOT_RESPONSE",
+    12: "REPLICATED_SUBSCRIPTION_SNAPSHOT",
+    13: "REPLICATED_SUBSCRIPTION_UPDATE",
+    20: "TXN_COMMITTING",
+    21: "TXN_COMMIT",
+    22: "TXN_ABORT",
+}
+
+#: Ledger kinds whose entries are topic messages.
+MESSAGE_KINDS = ("messages",)
+
+
+def decode_messages(
+    entries: Any,
+    *,
+    ledger_owners: Any = None,
+    payload: str = "binary",
+    on_error: str = "flag",
+    reassemble_chunks: bool = True,
+    skip_duplicate_entries: bool = True,
+) -> pyarrow.RecordBatch:
+    """The messages of some entries, as one ``pyarrow.RecordBatch``.
+
+    ``entries`` is what the file readers give (a record batch, table or stream with
+    ``ledger_id``, ``entry_id`` and ``payload``, found by name), a binary column of
+    entry payloads, or a sequence of bytes. ``ledger_owners`` (``topic_ledgers()``'s
+    table, or ``{ledger_id: kind}`` / ``{ledger_id: (kind, topic)}``) says what each
+    ledger holds: entries of ledgers that hold no messages (cursors, schemas,
+    transaction logs) become flagged rows, a compacted topic's ledger is read
+    through its compaction records, and rows carry their ``topic``. Chunks are
+    reassembled within the call; chunks whose message is incomplete are flagged rows.
+    ``payload`` is ``"binary"`` (copied), ``"binary_view"`` (views of the input's
+    buffers where a payload is stored uncompressed, no copy) or ``"none"``.
+    """
+    return pulsar_decode_messages(
+        entries,
+        ledger_owners=ledger_owners,
+        payload=payload,
+        on_error=on_error,
+        reassemble_chunks=reassemble_chunks,
+        skip_duplicate_entries=skip_duplicate_entries,
+    )
+
+
+def decode_managed_ledger_info(data: Any) -> dict[str, Any]:
+    """A ``/managed-ledgers/<topic>`` znode value as a dict: ``ledgers`` (``ledger_id``,
+    ``entries``, ``size``, ``timestamp`` ms, ``offloaded``, ...), ``terminated_position``,
+    ``properties`` and the ``encoding`` it was stored in (``binary``, ``text`` or the
+    envelope's codec)."""
+    return pulsar_decode_managed_ledger_info(data)
+
+
+def decode_managed_cursor_info(data: Any) -> dict[str, Any]:
+    """A ``/managed-ledgers/<topic>/<cursor>`` znode value as a dict:
+    ``cursors_ledger_id`` (-1 when the position is kept in the znode),
+    ``mark_delete_position``, ``individual_deleted_messages``, properties, ``encoding``."""
+    return pulsar_decode_managed_cursor_info(data)
+
+
+def topic_ledgers(dump: Any = None, *, ledger_metadata: Any = None) -> pyarrow.Table:
+    """One row per ledger: ``topic``, ``managed_ledger``, ``ledger_id``, ``kind``
+    (``messages``, ``cursor``, ``compacted``, ``schema``, ``transaction_log``,
+    ``pending_ack``), ``cursor``, ``entries``, ``size``, ``timestamp``, ``offloaded``,
+    ``state``, ``in_topic_metadata``, ``in_ledger_metadata``, ``path``, ``error``.
+
+    ``dump`` is a directory of dumped znodes (its ``managed-ledgers/`` and ``ledgers/``
+    subtrees are read; a topic with cursors is a directory holding its own value in
+    ``_data``), or ``(znode path, bytes)`` pairs. ``ledger_metadata`` adds ledgers'
+    own metadata (a dump directory or ``{ledger_id: LedgerMetadata}``): their state,
+    and for ledgers no topic lists, the owner Pulsar wrote into their custom metadata
+    (this alone works when the metadata store is lost).
+    """
+    return pulsar_topic_ledgers(dump, ledger_metadata=ledger_metadata)
+
+
+_PARTITION = re.compile(r"-partition-\d+$")
+
+
+def _topic_url(topic: str) -> str:
+    """``persistent://tenant/ns/x`` for ``x`` (public/default), ``tenant/ns/x`` or a full name."""
+    if "://" in topic:
+        return topic
+    parts = topic.split("/")
+    if len(parts) == 1:
+        return f"persistent://public/default/{topic}"
+    if len(parts) == 4 and parts[2] == "persistent":
+        # A managed-ledger name: tenant/ns/persistent/x.
+        return f"persistent://{parts[0]}/{parts[1]}/{parts[3]}"
+    return f"persistent://{topic}"
+
+
+def ledgers_of_topic(table: Any, topic: str | None, *, kinds: Sequence[str] = MESSAGE_KINDS) -> set[int]:
+    """The ledgers of ``topic`` in a ``topic_ledgers()`` table, its partitions included
+    (``my-topic`` also names ``my-topic-partition-0``, ...), of the given kinds; with
+    ``topic=None``, those of every topic."""
+    import pyarrow as pa
+
+    want = None if topic is None else _topic_url(topic)
+    rows = pa.table(table).select(["topic", "managed_ledger", "ledger_id", "kind"]).to_pylist()
+    out = set()
+    for r in rows:
+        if r["ledger_id"] is None or r["kind"] not in kinds:
+            continue
+        name = r["topic"] or ""
+        if want is None or name == want or _PARTITION.sub("", name) == want or r["managed_ledger"] == topic:
+            out.add(r["ledger_id"])
+    return out
+
+
+# ---------------------------------------------------------------- bookie files
+
+_MESSAGE_FILES = ("entry_log", "journal")
+
+
+def _id_order(f: Any) -> tuple[int, str]:
+    number = f.log_id if f.kind == "entry_log" else f.journal_id
+    return (-1 if number is None else number, os.fspath(f.path))
+
+
+def bookie_files(paths: Any) -> list[tuple[Path, str]]:
+    """Entry logs, then journals, under the given files or bookie directories, as
+    ``(path, "entry_log" | "journal")`` in id order. What a file is comes from the
+    core's discovery (``bkcodec.bookie_layout``, ``bkcodec.file_kind``): files inside
+    RocksDB directories and log4j's ``*.log`` files are not bookie files."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    found = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            found.extend(bookie_layout(p).files_of(*_MESSAGE_FILES))
+        elif p.is_file():
+            f = file_kind(p)
+            if f.kind not in _MESSAGE_FILES:
+                what = f.note or f"a {f.kind.replace('_', ' ')}"
+                raise ValueError(f"{p}: not an entry log or journal ({what})")
+            found.append(f)
+        else:
+            raise FileNotFoundError(2, "No such file or directory", str(p))
+    unique = {Path(f.path).resolve(): f for f in found}  # a file named twice is read once
+    ordered = sorted(unique.values(), key=lambda f: (_MESSAGE_FILES.index(f.kind), *_id_order(f)))
+    return [(Path(f.path), f.kind) for f in ordered]
+
+
+def bookie_ledgers(paths: Any) -> dict[int, int]:
+    """The ledgers a bookie holds, with their bytes: from each entry log's ledgers map
+    (or a scan of the log where the map is missing), the journals' entries, and the
+    index files (`<hex>.idx`, named by ledger id)."""
+    from bkcodec._bkcodec import ledgers_map
+
+    out: dict[int, int] = {}
+    for path, kind in bookie_files(paths):
+        if kind == "entry_log":
+            for ledger, size in ledgers_map(path).ledgers.items():
+                out[ledger] = out.get(ledger, 0) + size
+        else:
+            with read_journal(path, payload="none", verify=False) as reader:
+                for batch in reader:
+                    for ledger, rtype, size in zip(
+                        *(batch.column(c).to_pylist() for c in ("ledger_id", "record_type", "record_size"))
+                    ):
+                        if rtype == "entry" and ledger is not None:
+                            out[ledger] = out.get(ledger, 0) + size
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    for p in paths:
+        if Path(p).is_dir():
+            for f in bookie_layout(p).index_files:
+                if f.ledger_id is not None:
+                    out.setdefault(f.ledger_id, 0)
+    return out
+
+
+def _entry_schema() -> pyarrow.Schema:
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("scope_id", pa.int64()),
+            ("ledger_id", pa.int64()),
+            ("entry_id", pa.int64()),
+            ("payload", pa.binary()),
+            ("error", pa.string()),
+            ("record_type", pa.string()),
+        ]
+    )
+
+
+def entry_batches(
+    files: Sequence[tuple[Path, str]],
+    *,
+    ledgers: Iterable[int] | None = None,
+    exclude_ledgers: Iterable[int] | None = None,
+    on_progress: Any = None,
+    **reader_options: Any,
+) -> Iterator[pyarrow.RecordBatch]:
+    """The entries of bookie files (``bookie_files()``), one reader at a time, with
+    the columns the message decoder reads. ``ledgers`` keeps only those ledgers
+    (damage that names no ledger is then left out); ``exclude_ledgers`` drops some.
+    ``on_progress(path, bytes_done)`` is called after each batch."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    schema = _entry_schema()
+    keep = pa.array(sorted(set(ledgers)), pa.int64()) if ledgers is not None else None
+    drop = pa.array(sorted(set(exclude_ledgers)), pa.int64()) if exclude_ledgers else None
+    options = dict(payload="binary", on_error="flag")
+    options.update(reader_options)
+    for path, kind in files:
+        reader = (read_entry_log if kind == "entry_log" else read_journal)(path, **options)
+        with reader:
+            for batch in reader:
+                if on_progress is not None and batch.num_rows:
+                    end = pc.max(pc.add(batch.column("offset"), batch.column("record_size"))).as_py()
+                    on_progress(path, end)
+                n = batch.num_rows
+                names = set(batch.schema.names)
+                columns = [
+                    batch.column(f.name) if f.name in names else pa.nulls(n, f.type) for f in schema
+                ]
+                out = pa.RecordBatch.from_arrays(columns, schema=schema)
+                if keep is not None:
+                    out = out.filter(pc.fill_null(pc.is_in(out.column("ledger_id"), value_set=keep), False))
+                if drop is not None:
+                    out = out.filter(pc.invert(pc.fill_null(pc.is_in(out.column("ledger_id"), value_set=drop), False)))
+                if out.num_rows:
+                    yield out
+
+
+def read_messages(
+    path_or_reader: Any,
+    *,
+    metadata: str | os.PathLike[str] | None = None,
+    topic: str | None = None,
+    ledgers: Iterable[int] | None = None,
+    ledger_owners: Any = None,
+    payload: str = "binary",
+    on_error: str = "flag",
+    reassemble_chunks: bool = True,
+    skip_duplicate_entries: bool = True,
+    batch_size: int = 65536,
+    digest_type: Any = None,
+    password: Any = b"",
+    ledger_metadata: Any = None,
+    on_progress: Any = None,
+) -> RecordBatchReader:
+    """The messages of a bookie directory, entry log, journal (or several), or of any
+    stream of entry rows (``bkcodec.read_entry_log``'s, ``read_journal``'s, or an Arrow
+    stream with ``ledger_id``, ``entry_id`` and ``payload``), as a ``RecordBatchReader``.
+
+    Files are read entry logs first, then journals; an entry found in both gives its
+    messages once (``skip_duplicate_entries``). ``metadata`` is a dump of the metadata
+    store (see ``topic_ledgers``): rows get their ``topic``, ledgers that hold no
+    messages are left out, ``topic`` keeps one topic (its partitions included) and
+    each ledger's digest is checked with its own metadata. ``ledgers`` keeps only
+    those ledgers. Other options are the readers' (digests) and ``decode_messages``';
+    ``on_progress(path, bytes_done)`` follows the reading of files.
+    """
+    owners = ledger_owners
+    keep = set(ledgers) if ledgers is not None else None
+    exclude: set[int] | None = None
+    if metadata is not None:
+        dump = Path(metadata)
+        if not dump.is_dir():
+            raise NotADirectoryError(20, "Not a directory (a dump of the metadata store is expected)", str(dump))
+        table = topic_ledgers(dump)
+        if owners is None:
+            owners = table
+        if ledger_metadata is None and (dump / "ledgers").is_dir():
+            ledger_metadata = load_ledger_metadata_dir(dump / "ledgers", strict=False) or None
+        if topic is not None:
+            topic_ids = ledgers_of_topic(table, topic)
+            keep = topic_ids if keep is None else keep & topic_ids
+        else:
+            import pyarrow.compute as pc
+
+            kinds = table.column("kind")
+            other = pc.and_(pc.is_valid(kinds), pc.invert(pc.is_in(kinds, value_set=_pa_strings(MESSAGE_KINDS))))
+            exclude = {i for i in table.filter(pc.fill_null(other, False)).column("ledger_id").to_pylist() if i is not None}
+    elif topic is not None:
+        raise ValueError("topic needs metadata (a dump of the metadata store) to know the topic's ledgers")
+
+    common = dict(
+        ledger_owners=owners,
+        payload=payload,
+        on_error=on_error,
+        reassemble_chunks=reassemble_chunks,
+        skip_duplicate_entries=skip_duplicate_entries,
+        batch_size=batch_size,
+    )
+    if hasattr(path_or_reader, "__arrow_c_stream__") and not isinstance(path_or_reader, (str, os.PathLike)):
+        return pulsar_read_messages(path_or_reader, source="an entry stream", **common)
+
+    import pyarrow as pa
+
+    files = bookie_files(path_or_reader)
+    reader_options = dict(digest_type=digest_type, password=password, ledger_metadata=ledger_metadata)
+    if on_error == "raise":
+        reader_options["on_error"] = "raise"
+    batches = entry_batches(files, ledgers=keep, exclude_ledgers=exclude, on_progress=on_progress, **reader_options)
+    stream = pa.RecordBatchReader.from_batches(_entry_schema(), batches)
+    where = ", ".join(str(p) for p in (path_or_reader if isinstance(path_or_reader, (list, tuple)) else [path_or_reader]))
+    return pulsar_read_messages(stream, source=f"{where} ({len(files)} files)", **common)
+
+
+def _pa_strings(values: Sequence[str]) -> Any:
+    import pyarrow as pa
+
+    return pa.array(list(values), pa.string())

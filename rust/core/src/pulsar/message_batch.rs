@@ -1,0 +1,554 @@
+//! Pulsar messages as Arrow rows: the columns of `decode_messages` / `read_messages`.
+//!
+//! One row per message: a batch entry becomes one row per message in it. Where a
+//! batched message and its entry both carry a field, the row takes what Pulsar's
+//! consumer (`MessageImpl`) gives the application: properties, keys, null flags and
+//! the `compacted_out` mark from the message's `SingleMessageMetadata`, its event
+//! time and sequence id when it has them (else the entry's), everything else from
+//! the entry's `MessageMetadata`.
+//!
+//! Rows are appended an entry at a time ([`MessageBatchBuilder::push_rows`]): the
+//! columns every message of an entry shares are filled for all its rows at once,
+//! so a batch of small messages costs little more per message than its own fields.
+
+use std::sync::Arc;
+
+use arrow_array::builder::{BinaryBuilder, MapBuilder, MapFieldNames, StringBuilder};
+use arrow_buffer::Buffer;
+use arrow_array::types::{Int32Type, Int64Type, TimestampMillisecondType};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+
+use super::codec::Compression;
+use super::columns::{NullColumns, RunBools, RunBytes, RunColumn, StringMapColumn, Utf8Column};
+use super::proto::{BrokerEntryMetadata, EncryptionKeys, MessageMetadata};
+use super::single_message::{Property, SingleMessage};
+use crate::arrow::payload::PayloadColumnBuilder;
+use crate::arrow::{PayloadMode, PrimitiveColumn};
+use crate::error::{Error, Result};
+
+/// What the `kind` column says a row is.
+pub mod kind {
+    /// An application message (batched or not, encrypted or not).
+    pub const MESSAGE: &str = "message";
+    /// A broker marker (`marker_type` set): replicated-subscription and transaction markers.
+    pub const MARKER: &str = "marker";
+    /// An entry written by Kafka-on-Pulsar (`entry.format=kafka`): Kafka record batches.
+    pub const KAFKA: &str = "kafka";
+    /// One chunk of a chunked message, not reassembled.
+    pub const CHUNK: &str = "chunk";
+}
+
+fn timestamp_type() -> DataType {
+    DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into()))
+}
+
+fn map_type(value: DataType) -> DataType {
+    // The names MapBuilder gives its children by default.
+    let entries = Field::new(
+        "entries",
+        DataType::Struct(Fields::from(vec![Field::new("keys", DataType::Utf8, false), Field::new("values", value, true)])),
+        false,
+    );
+    DataType::Map(Arc::new(entries), false)
+}
+
+/// Shape of the message columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageBatchOptions {
+    /// The `payload` column: copied (`binary`), views of the input's buffers where
+    /// the payload is stored uncompressed (`binary_view`), or none.
+    pub payload: PayloadMode,
+    /// Include the `error` column (bad data becomes flagged rows rather than errors).
+    pub flag_errors: bool,
+}
+
+impl MessageBatchOptions {
+    pub fn schema(&self) -> SchemaRef {
+        let ts = timestamp_type;
+        let mut fields = vec![
+            Field::new("scope_id", DataType::Int64, true),
+            Field::new("ledger_id", DataType::Int64, true),
+            Field::new("entry_id", DataType::Int64, true),
+            Field::new("batch_index", DataType::Int32, true),
+            Field::new("batch_size", DataType::Int32, true),
+            Field::new("kind", DataType::Utf8, true),
+            Field::new("topic", DataType::Utf8, true),
+            Field::new("producer_name", DataType::Utf8, true),
+            Field::new("sequence_id", DataType::Int64, true),
+            Field::new("publish_time", ts(), true),
+            Field::new("event_time", ts(), true),
+            Field::new("partition_key", DataType::Utf8, true),
+            Field::new("partition_key_b64_encoded", DataType::Boolean, true),
+            Field::new("ordering_key", DataType::Binary, true),
+            Field::new("properties", map_type(DataType::Utf8), true),
+            Field::new("compression", DataType::Utf8, true),
+            Field::new("uncompressed_size", DataType::Int64, true),
+            Field::new("schema_version", DataType::Binary, true),
+            Field::new("replicated_from", DataType::Utf8, true),
+            Field::new("txnid_most_bits", DataType::Int64, true),
+            Field::new("txnid_least_bits", DataType::Int64, true),
+            Field::new("marker_type", DataType::Int32, true),
+            Field::new("deliver_at_time", ts(), true),
+            Field::new("chunk_uuid", DataType::Utf8, true),
+            Field::new("chunk_id", DataType::Int32, true),
+            Field::new("num_chunks", DataType::Int32, true),
+            Field::new("total_chunk_size", DataType::Int32, true),
+            Field::new("first_chunk_ledger_id", DataType::Int64, true),
+            Field::new("first_chunk_entry_id", DataType::Int64, true),
+            Field::new("encrypted", DataType::Boolean, true),
+            Field::new("encryption_algo", DataType::Utf8, true),
+            Field::new("encryption_param", DataType::Binary, true),
+            Field::new("encryption_keys", map_type(DataType::Binary), true),
+            Field::new("null_value", DataType::Boolean, true),
+            Field::new("null_partition_key", DataType::Boolean, true),
+            Field::new("compacted_out", DataType::Boolean, true),
+            Field::new("broker_timestamp", ts(), true),
+            Field::new("broker_index", DataType::Int64, true),
+            Field::new("message_index", DataType::Int64, true),
+            Field::new("checksum_ok", DataType::Boolean, true),
+        ];
+        if let Some(dt) = self.payload.data_type() {
+            fields.push(Field::new("payload", dt, true));
+        }
+        if self.flag_errors {
+            fields.push(Field::new("error", DataType::Utf8, true));
+        }
+        Arc::new(Schema::new(fields))
+    }
+}
+
+/// Where a row came from: the entry's ids.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EntryIds {
+    pub scope_id: Option<i64>,
+    pub ledger_id: Option<i64>,
+    pub entry_id: Option<i64>,
+}
+
+/// What the rows of one entry share; `None` fields are null.
+#[derive(Default, Clone, Copy)]
+pub struct EntryRow<'a> {
+    pub ids: EntryIds,
+    pub batch_size: Option<i32>,
+    pub kind: Option<&'a str>,
+    pub topic: Option<&'a str>,
+    /// The entry's metadata (for a batch, the fields its messages share).
+    pub metadata: Option<&'a MessageMetadata>,
+    pub broker: Option<&'a BrokerEntryMetadata>,
+    pub checksum_ok: Option<bool>,
+    /// For a reassembled chunked message: where its first chunk is.
+    pub first_chunk: Option<EntryIds>,
+    /// What is wrong with the whole entry (its rows' error unless they have their own).
+    pub error: Option<&'a str>,
+}
+
+/// One message of an entry.
+#[derive(Default, Clone, Copy)]
+pub struct MessageRow<'a> {
+    pub batch_index: Option<i32>,
+    /// Its own metadata: a batched message's `SingleMessageMetadata`, or the fields a
+    /// non-batched message keeps in the entry's metadata (see [`SingleMessage::of_entry`]).
+    pub message: Option<SingleMessage<'a>>,
+    pub message_index: Option<i64>,
+    pub payload: Option<&'a [u8]>,
+    pub error: Option<&'a str>,
+    /// Bytes of its own metadata (for sizing batches).
+    pub metadata_bytes: usize,
+}
+
+impl<'a> SingleMessage<'a> {
+    /// A non-batched message's own fields, which live in the entry's metadata; its
+    /// properties are appended to `properties`.
+    pub fn of_entry(md: &'a MessageMetadata, properties: &mut Vec<Property<'a>>) -> SingleMessage<'a> {
+        let start = properties.len();
+        properties.extend(md.properties.iter().map(|kv| (kv.key.as_deref().unwrap_or_default(), kv.value.as_deref())));
+        SingleMessage {
+            partition_key: md.partition_key.as_deref(),
+            partition_key_b64_encoded: md.partition_key_b64_encoded,
+            ordering_key: md.ordering_key.as_deref(),
+            properties: (start, properties.len()),
+            payload_size: None,
+            compacted_out: None,
+            event_time: md.event_time,
+            sequence_id: md.sequence_id,
+            null_value: md.null_value,
+            null_partition_key: md.null_partition_key,
+        }
+    }
+}
+
+/// Appends an optional string given as bytes (replacing bad UTF-8, as Java does).
+#[inline]
+fn push_str(b: &mut StringBuilder, v: Option<&[u8]>) {
+    match v {
+        Some(s) => match std::str::from_utf8(s) {
+            Ok(s) => b.append_value(s),
+            Err(_) => b.append_value(String::from_utf8_lossy(s)),
+        },
+        None => b.append_null(),
+    }
+}
+
+/// Text from bytes, bad UTF-8 replaced.
+fn text(v: Option<&[u8]>) -> Option<std::borrow::Cow<'_, str>> {
+    v.map(String::from_utf8_lossy)
+}
+
+/// The encryption keys column: null in almost every batch, so built only once a
+/// row has keys.
+struct EncryptionKeysColumn {
+    builder: Option<MapBuilder<StringBuilder, BinaryBuilder>>,
+    /// Rows before the builder existed (all null).
+    nulls: usize,
+}
+
+impl EncryptionKeysColumn {
+    fn push_n(&mut self, keys: &[EncryptionKeys], n: usize) {
+        if keys.is_empty() && self.builder.is_none() {
+            self.nulls += n;
+            return;
+        }
+        let b = self.builder.get_or_insert_with(|| {
+            let mut b = MapBuilder::new(Some(map_names()), StringBuilder::new(), BinaryBuilder::new());
+            for _ in 0..self.nulls {
+                // Keys and values are appended in pairs, so appending an entry cannot fail.
+                let _ = b.append(false);
+            }
+            b
+        });
+        for _ in 0..n {
+            for k in keys {
+                push_str(b.keys(), Some(k.key.as_deref().unwrap_or_default()));
+                b.values().append_option(k.value.as_deref());
+            }
+            let _ = b.append(!keys.is_empty());
+        }
+    }
+
+    fn finish(&mut self, pool: &NullColumns) -> ArrayRef {
+        self.nulls = 0;
+        match self.builder.take() {
+            Some(mut b) => Arc::new(b.finish()),
+            None => pool.array(&map_type(DataType::Binary)),
+        }
+    }
+}
+
+/// Accumulates message rows into Arrow columns.
+pub struct MessageBatchBuilder {
+    options: MessageBatchOptions,
+    schema: SchemaRef,
+    rows: usize,
+    payload_bytes: usize,
+    // Shared by the rows of an entry.
+    scope_id: RunColumn<Int64Type>,
+    ledger_id: RunColumn<Int64Type>,
+    entry_id: RunColumn<Int64Type>,
+    batch_size: RunColumn<Int32Type>,
+    kind: RunBytes,
+    topic: RunBytes,
+    producer_name: RunBytes,
+    publish_time: RunColumn<TimestampMillisecondType>,
+    compression: RunBytes,
+    uncompressed_size: RunColumn<Int64Type>,
+    schema_version: RunBytes,
+    replicated_from: RunBytes,
+    txnid_most_bits: RunColumn<Int64Type>,
+    txnid_least_bits: RunColumn<Int64Type>,
+    marker_type: RunColumn<Int32Type>,
+    deliver_at_time: RunColumn<TimestampMillisecondType>,
+    chunk_uuid: RunBytes,
+    chunk_id: RunColumn<Int32Type>,
+    num_chunks: RunColumn<Int32Type>,
+    total_chunk_size: RunColumn<Int32Type>,
+    first_chunk_ledger_id: RunColumn<Int64Type>,
+    first_chunk_entry_id: RunColumn<Int64Type>,
+    encrypted: RunBools,
+    encryption_algo: RunBytes,
+    encryption_param: RunBytes,
+    encryption_keys: EncryptionKeysColumn,
+    broker_timestamp: RunColumn<TimestampMillisecondType>,
+    broker_index: RunColumn<Int64Type>,
+    checksum_ok: RunBools,
+    // Each message's own (the mostly null or false ones kept as runs too).
+    batch_index: PrimitiveColumn<Int32Type>,
+    sequence_id: PrimitiveColumn<Int64Type>,
+    event_time: RunColumn<TimestampMillisecondType>,
+    partition_key: Utf8Column,
+    partition_key_b64: RunBools,
+    ordering_key: RunBytes,
+    properties: StringMapColumn,
+    null_value: RunBools,
+    null_partition_key: RunBools,
+    compacted_out: RunBools,
+    message_index: PrimitiveColumn<Int64Type>,
+    payload: PayloadColumnBuilder,
+    /// The buffers payloads may be views of (kept to give a new payload column).
+    view_sources: Vec<Buffer>,
+    error: RunBytes,
+}
+
+fn map_names() -> MapFieldNames {
+    MapFieldNames { entry: "entries".into(), key: "keys".into(), value: "values".into() }
+}
+
+impl MessageBatchBuilder {
+    /// Room for `rows` rows and `payload_bytes` of copied payloads before growing.
+    pub fn new(options: MessageBatchOptions, rows: usize, payload_bytes: usize) -> Self {
+        MessageBatchBuilder {
+            options,
+            schema: options.schema(),
+            rows: 0,
+            payload_bytes: 0,
+            scope_id: RunColumn::default(),
+            ledger_id: RunColumn::default(),
+            entry_id: RunColumn::default(),
+            batch_size: RunColumn::default(),
+            kind: RunBytes::utf8(),
+            topic: RunBytes::utf8(),
+            producer_name: RunBytes::utf8(),
+            publish_time: RunColumn::default(),
+            compression: RunBytes::utf8(),
+            uncompressed_size: RunColumn::default(),
+            schema_version: RunBytes::binary(),
+            replicated_from: RunBytes::utf8(),
+            txnid_most_bits: RunColumn::default(),
+            txnid_least_bits: RunColumn::default(),
+            marker_type: RunColumn::default(),
+            deliver_at_time: RunColumn::default(),
+            chunk_uuid: RunBytes::utf8(),
+            chunk_id: RunColumn::default(),
+            num_chunks: RunColumn::default(),
+            total_chunk_size: RunColumn::default(),
+            first_chunk_ledger_id: RunColumn::default(),
+            first_chunk_entry_id: RunColumn::default(),
+            encrypted: RunBools::default(),
+            encryption_algo: RunBytes::utf8(),
+            encryption_param: RunBytes::binary(),
+            encryption_keys: EncryptionKeysColumn { builder: None, nulls: 0 },
+            broker_timestamp: RunColumn::default(),
+            broker_index: RunColumn::default(),
+            checksum_ok: RunBools::default(),
+            batch_index: PrimitiveColumn::with_capacity(rows),
+            sequence_id: PrimitiveColumn::with_capacity(rows),
+            event_time: RunColumn::default(),
+            partition_key: Utf8Column::default(),
+            partition_key_b64: RunBools::default(),
+            ordering_key: RunBytes::binary(),
+            properties: StringMapColumn::default(),
+            null_value: RunBools::default(),
+            null_partition_key: RunBools::default(),
+            compacted_out: RunBools::default(),
+            message_index: PrimitiveColumn::with_capacity(rows),
+            payload: PayloadColumnBuilder::new(options.payload, rows, payload_bytes),
+            view_sources: Vec::new(),
+            error: RunBytes::utf8(),
+        }
+    }
+
+    pub fn options(&self) -> MessageBatchOptions {
+        self.options
+    }
+
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// Makes room for `rows` rows and `payload_bytes` of copied payloads, when no
+    /// row has been appended yet (a caller that can tell its batch's size).
+    pub fn reserve(&mut self, rows: usize, payload_bytes: usize) {
+        if self.rows != 0 {
+            return;
+        }
+        self.payload = PayloadColumnBuilder::new(self.options.payload, rows, payload_bytes);
+        self.payload.set_view_sources(&self.view_sources);
+        self.batch_index = PrimitiveColumn::with_capacity(rows);
+        self.sequence_id = PrimitiveColumn::with_capacity(rows);
+        self.message_index = PrimitiveColumn::with_capacity(rows);
+    }
+
+    /// Later payloads found in these buffers become views of them (`binary_view`).
+    pub fn set_view_sources(&mut self, buffers: &[Buffer]) {
+        self.payload.set_view_sources(buffers);
+        if self.options.payload == PayloadMode::BinaryView {
+            self.view_sources = buffers.to_vec();
+        }
+    }
+
+    /// Later payloads found in `buffer` (an entry's decompressed bytes) become views
+    /// of it too, besides the input's buffers.
+    pub fn view_entry_buffer(&mut self, buffer: &Buffer) {
+        let mut sources = self.view_sources.clone();
+        sources.push(buffer.clone());
+        self.payload.set_view_sources(&sources);
+    }
+
+    /// Payload bytes appended since the last finish.
+    pub fn payload_bytes(&self) -> usize {
+        self.payload_bytes
+    }
+
+    /// Appends the columns an entry's rows share, for its last `n` rows (appended
+    /// with [`push_message`](Self::push_message) before or after: every column
+    /// is only appended to in row order).
+    pub fn push_entry_columns(&mut self, entry: &EntryRow<'_>, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let md = entry.metadata;
+        self.scope_id.push_n(entry.ids.scope_id, n);
+        self.ledger_id.push_n(entry.ids.ledger_id, n);
+        self.entry_id.push_n(entry.ids.entry_id, n);
+        self.batch_size.push_n(entry.batch_size, n);
+        self.kind.push_str_n(entry.kind, n);
+        self.topic.push_str_n(entry.topic, n);
+        self.producer_name.push_str_n(text(md.and_then(|m| m.producer_name.as_deref())).as_deref(), n);
+        self.publish_time.push_n(md.and_then(|m| m.publish_time).map(|v| v as i64), n);
+        let compression = md.map(|m| match m.compression.map(Compression::from_proto) {
+            None => Compression::None.name(),
+            Some(Some(c)) => c.name(),
+            Some(None) => "unknown",
+        });
+        self.compression.push_str_n(compression, n);
+        self.uncompressed_size.push_n(md.and_then(|m| m.uncompressed_size).map(i64::from), n);
+        self.schema_version.push_binary_n(md.and_then(|m| m.schema_version.as_deref()), n);
+        self.replicated_from.push_str_n(text(md.and_then(|m| m.replicated_from.as_deref())).as_deref(), n);
+        self.txnid_most_bits.push_n(md.and_then(|m| m.txnid_most_bits).map(|v| v as i64), n);
+        self.txnid_least_bits.push_n(md.and_then(|m| m.txnid_least_bits).map(|v| v as i64), n);
+        self.marker_type.push_n(md.and_then(|m| m.marker_type), n);
+        self.deliver_at_time.push_n(md.and_then(|m| m.deliver_at_time), n);
+        self.chunk_uuid.push_str_n(text(md.and_then(|m| m.uuid.as_deref())).as_deref(), n);
+        // A reassembled message is the whole thing, not one of its chunks.
+        let chunk_id = if entry.first_chunk.is_some() { None } else { md.and_then(|m| m.chunk_id) };
+        self.chunk_id.push_n(chunk_id, n);
+        self.num_chunks.push_n(md.and_then(|m| m.num_chunks_from_msg), n);
+        self.total_chunk_size.push_n(md.and_then(|m| m.total_chunk_msg_size), n);
+        self.first_chunk_ledger_id.push_n(entry.first_chunk.and_then(|f| f.ledger_id), n);
+        self.first_chunk_entry_id.push_n(entry.first_chunk.and_then(|f| f.entry_id), n);
+        let keys = md.map(|m| &m.encryption_keys[..]).unwrap_or_default();
+        self.encrypted.push_n(md.map(|_| !keys.is_empty()), n);
+        self.encryption_algo.push_str_n(text(md.and_then(|m| m.encryption_algo.as_deref())).as_deref(), n);
+        self.encryption_param.push_binary_n(md.and_then(|m| m.encryption_param.as_deref()), n);
+        self.encryption_keys.push_n(keys, n);
+        self.broker_timestamp.push_n(entry.broker.and_then(|b| b.broker_timestamp).map(|v| v as i64), n);
+        self.broker_index.push_n(entry.broker.and_then(|b| b.index).map(|v| v as i64), n);
+        self.checksum_ok.push_n(entry.checksum_ok, n);
+    }
+
+    /// Appends one message's own columns (its entry's shared ones come from
+    /// [`push_entry_columns`](Self::push_entry_columns)). `properties` holds its
+    /// property range.
+    #[inline]
+    pub fn push_message(&mut self, entry: &EntryRow<'_>, m: &MessageRow<'_>, properties: &[Property<'_>]) {
+        self.rows += 1;
+        let md = entry.metadata;
+        self.batch_index.push_option(m.batch_index);
+        let own = m.message;
+        let sequence = own.and_then(|s| s.sequence_id).or_else(|| md.and_then(|m| m.sequence_id));
+        self.sequence_id.push_option(sequence.map(|v| v as i64));
+        let event = own.and_then(|s| s.event_time).or_else(|| md.and_then(|m| m.event_time));
+        self.event_time.push(event.map(|v| v as i64));
+        match own {
+            Some(s) => {
+                self.partition_key.push(s.partition_key);
+                self.partition_key_b64.push(s.partition_key.map(|_| s.partition_key_b64_encoded.unwrap_or(false)));
+                self.ordering_key.push_binary_n(s.ordering_key, 1);
+                let (start, end) = s.properties;
+                self.properties.push(Some(properties.get(start..end).unwrap_or_default().iter().copied()));
+                self.null_value.push(Some(s.null_value.unwrap_or(false)));
+                self.null_partition_key.push(Some(s.null_partition_key.unwrap_or(false)));
+                self.compacted_out.push(m.batch_index.map(|_| s.compacted_out.unwrap_or(false)));
+            }
+            None => {
+                let has_md = md.is_some();
+                self.partition_key.push(None);
+                self.partition_key_b64.push(None);
+                self.ordering_key.push_binary_n(None, 1);
+                self.properties.push(None::<std::iter::Empty<Property<'_>>>);
+                self.null_value.push(has_md.then_some(false));
+                self.null_partition_key.push(has_md.then_some(false));
+                self.compacted_out.push(None);
+            }
+        }
+        self.message_index.push_option(m.message_index);
+        match m.payload {
+            Some(p) => {
+                self.payload_bytes += p.len();
+                // The decoder finishes the batch before payloads outgrow a column.
+                let _ = self.payload.append(p);
+            }
+            None => self.payload.append_null(),
+        }
+        if self.options.flag_errors {
+            self.error.push_str_n(m.error.or(entry.error), 1);
+        }
+    }
+
+    /// The rows so far as a record batch; the builder starts again empty.
+    pub fn finish(&mut self) -> Result<RecordBatch> {
+        let ts = timestamp_type();
+        let (i64t, i32t) = (DataType::Int64, DataType::Int32);
+        let pool = NullColumns::new(self.rows);
+        let mut columns: Vec<ArrayRef> = vec![
+            self.scope_id.finish(&i64t, &pool),
+            self.ledger_id.finish(&i64t, &pool),
+            self.entry_id.finish(&i64t, &pool),
+            Arc::new(self.batch_index.finish()),
+            self.batch_size.finish(&i32t, &pool),
+            self.kind.finish(&pool)?,
+            self.topic.finish(&pool)?,
+            self.producer_name.finish(&pool)?,
+            Arc::new(self.sequence_id.finish()),
+            self.publish_time.finish(&ts, &pool),
+            self.event_time.finish(&ts, &pool),
+            Arc::new(self.partition_key.finish()?),
+            self.partition_key_b64.finish(&pool),
+            self.ordering_key.finish(&pool)?,
+            self.properties.finish(&map_type(DataType::Utf8))?,
+            self.compression.finish(&pool)?,
+            self.uncompressed_size.finish(&i64t, &pool),
+            self.schema_version.finish(&pool)?,
+            self.replicated_from.finish(&pool)?,
+            self.txnid_most_bits.finish(&i64t, &pool),
+            self.txnid_least_bits.finish(&i64t, &pool),
+            self.marker_type.finish(&i32t, &pool),
+            self.deliver_at_time.finish(&ts, &pool),
+            self.chunk_uuid.finish(&pool)?,
+            self.chunk_id.finish(&i32t, &pool),
+            self.num_chunks.finish(&i32t, &pool),
+            self.total_chunk_size.finish(&i32t, &pool),
+            self.first_chunk_ledger_id.finish(&i64t, &pool),
+            self.first_chunk_entry_id.finish(&i64t, &pool),
+            self.encrypted.finish(&pool),
+            self.encryption_algo.finish(&pool)?,
+            self.encryption_param.finish(&pool)?,
+            self.encryption_keys.finish(&pool),
+            self.null_value.finish(&pool),
+            self.null_partition_key.finish(&pool),
+            self.compacted_out.finish(&pool),
+            self.broker_timestamp.finish(&ts, &pool),
+            self.broker_index.finish(&i64t, &pool),
+            Arc::new(self.message_index.finish()),
+            self.checksum_ok.finish(&pool),
+        ];
+        if let Some(payload) = self.payload.finish()? {
+            columns.push(payload);
+        }
+        if self.options.flag_errors {
+            columns.push(self.error.finish(&pool)?);
+        }
+        self.rows = 0;
+        self.payload_bytes = 0;
+        RecordBatch::try_new(self.schema.clone(), columns)
+            .map_err(|e| Error::invalid_argument(format!("message batch: {e}")))
+    }
+}

@@ -1,0 +1,136 @@
+"""Which files and byte ranges a read needs, and how they are packed into partitions.
+
+Pruning (from the filters a reader took) drops whole files and narrows byte ranges
+before any task starts, using only what is known without reading entries:
+
+- `file`: the path itself; `log_id`, `journal_id` and an index file's `ledger_id`: the
+  hex id in the file name, which is what the readers put in those columns.
+- `ledger_id` on entry logs: the ledgers map at the end of a rolled log, only when
+  bkcodec found it consistent (`source == "map"`). An open log, or one whose map is
+  missing or doubtful, is read (its rows are filtered). Journals have no such map
+  and are read whole.
+- `offset` on entry logs and journals: the byte range `[low, high)` the filters allow,
+  since a ranged read gives exactly the records whose size field starts in it.
+
+Rows of the files kept are still filtered one by one, so pruning only saves work.
+
+Packing: Spark pays tens of milliseconds per task, so many small files (and ranges)
+share one partition, in path order, up to a target size; each file also counts an
+`open_cost` in bytes, as Spark's own file sources do. The target is `split_size`,
+lowered so that at least `min_partitions` partitions keep every core busy, and large
+entry logs and journals are cut into ranges of at most the target.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Sequence
+
+import bkcodec
+import pyarrow as pa
+
+from bkcodec_spark import files
+from bkcodec_spark.pushdown import Pushed
+
+__all__ = ["DEFAULT_OPEN_COST", "pack", "prune", "plan_partitions", "target_size"]
+
+# What opening one more file costs, in bytes read (measured: a small entry log's
+# open, map and header take about as long as reading a few hundred KiB of it).
+DEFAULT_OPEN_COST = 1 << 20
+
+
+def _ledgers_in_map(path: str, password: str, filesystem: tuple = ()) -> list[int] | None:
+    """The ledgers a rolled entry log's map lists, or None when the map cannot be
+    trusted to list every entry (no map, or bkcodec found it inconsistent)."""
+    try:
+        source = files.source(path, filesystem)
+        if not bkcodec.entry_log_header(source).has_ledgers_map:
+            return None  # an open log: only reading it tells
+        found = bkcodec.ledgers_map(source, password=password)
+    except (OSError, ValueError):
+        return None  # unreadable: its read gives the flagged row
+    if found.source != "map":
+        return None
+    return list(found.ledgers)
+
+
+def _keep_file(f: files.ListedFile, kind: str, pushed: Pushed, password: str, filesystem: tuple = ()) -> bool:
+    kind = f.kind or kind
+    if not pushed.admits("file", [f.path], pa.string()):
+        return False
+    id_column = files.NAME_ID_COLUMN[kind]
+    if not pushed.admits(id_column, [files.name_id_of(f.path)], pa.int64()):
+        return False
+    if kind == files.ENTRY_LOG and pushed.on("ledger_id"):
+        ledgers = _ledgers_in_map(f.path, password, filesystem)
+        # Damaged spans have no ledger id: a filter that lets nulls through keeps the log.
+        if ledgers is not None and not pushed.admits("ledger_id", [*ledgers, None], pa.int64()):
+            return False
+    return True
+
+
+def prune(listing: files.Listing, pushed: Pushed, password: str = "") -> list[files.FileSplit]:
+    """The splits (whole files, or the byte range the `offset` filters allow) that can
+    hold rows passing `pushed`."""
+    kind = listing.kind
+    low, high = pushed.interval("offset") if kind != files.INDEX else (None, None)
+    splits = []
+    for f in listing.files:
+        if pushed and not _keep_file(f, kind, pushed, password, listing.filesystem):
+            continue
+        split = files.FileSplit(f.path, f.kind or kind, size=f.size)
+        if (low is not None or high is not None) and f.size is not None:
+            start, end = max(low or 0, 0), min(f.size if high is None else high, f.size)
+            if start < end:
+                split = replace(split, start=start, end=end)
+            elif not (f.size == 0 and start == 0 and end == 0 and (high is None or high > 0)):
+                # No byte of the file is in range. (A zero-length file is kept when its
+                # flagged row, at offset 0, is.)
+                continue
+        splits.append(split)
+    return splits
+
+
+def target_size(splits: Sequence[files.FileSplit], split_size: int, min_partitions: int, open_cost: int) -> int:
+    """Bytes per partition: `split_size`, or less so that there are at least
+    `min_partitions` (Spark's rule for its file sources)."""
+    total = sum(s.length + open_cost for s in splits)
+    return max(1, min(split_size, max(open_cost, math.ceil(total / max(1, min_partitions)))))
+
+
+def pack(splits: Sequence[files.FileSplit], target: int, open_cost: int) -> list[list[files.FileSplit]]:
+    """Consecutive splits grouped into partitions of about `target` bytes each
+    (counting `open_cost` per split), balanced, in the order given."""
+    if not splits:
+        return []
+    costs = [s.length + open_cost for s in splits]
+    total = sum(costs)
+    share = total / max(1, math.ceil(total / target))
+    groups: list[list[files.FileSplit]] = [[]]
+    group_cost = done = 0
+    for split, cost in zip(splits, costs):
+        # Close a group once it holds its share, or when this split would overflow it.
+        if groups[-1] and (done >= share * len(groups) or group_cost + cost > target):
+            groups.append([])
+            group_cost = 0
+        groups[-1].append(split)
+        group_cost += cost
+        done += cost
+    return groups
+
+
+def plan_partitions(
+    listing: files.Listing,
+    pushed: Pushed,
+    *,
+    split_size: int,
+    min_partitions: int,
+    open_cost: int = DEFAULT_OPEN_COST,
+    password: str = "",
+) -> list[list[files.FileSplit]]:
+    """The partitions of a read: pruned, large files cut into ranges, small ones packed."""
+    kept = prune(listing, pushed, password)
+    target = target_size(kept, split_size, min_partitions, open_cost)
+    ranges = [part for split in kept for part in files.split_file(split, target)]
+    return pack(ranges, target, open_cost)
