@@ -222,7 +222,7 @@ fn header_covers(v: &View<'_>, c: usize, p: usize) -> Fetch<bool> {
         return Ok(false);
     }
     let inner = if p + 4 < v.len() { HeaderLayout::of(v.byte(p + 4)?) } else { HeaderLayout::Invalid };
-    Ok(!(is_v2(inner) && !is_v2(outer)))
+    Ok(!is_v2(inner) || is_v2(outer))
 }
 
 /// Whether the record at `p` holds a V2 entry and the one at `c` a V1 view of
