@@ -212,8 +212,14 @@ def ledgers_map_problem(lmap: dict[str, Any]) -> str | None:
             return None  # the log was cut short before its map: the scan's `truncated` row says so
         return f"ledgers map unusable ({lmap.get('fallback_reason') or 'unknown reason'}); the header says the log was rolled with one"
     if lmap.get("consistent") is False:
-        n = len(lmap.get("mismatches", []))
-        if n:
-            return f"ledgers map disagrees with the entries for {n} ledgers"
+        mismatches = lmap.get("mismatches", [])
+        if mismatches:
+            shown = "; ".join(
+                f"{m['ledger_id']}: map {m['map_bytes'] if m['map_bytes'] is not None else 'none'}, "
+                f"entries {m['scanned_bytes'] if m['scanned_bytes'] is not None else 'none'}"
+                for m in mismatches[:3]
+            )
+            more = f"; and {len(mismatches) - 3} more" if len(mismatches) > 3 else ""
+            return f"ledgers map disagrees with the entries for {len(mismatches)} ledgers (ledger {shown}{more})"
         return "ledgers map lists another number of ledgers than the header says"
     return None

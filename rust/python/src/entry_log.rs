@@ -176,6 +176,8 @@ impl PyLedgersMap {
 
 /// The ledgers map of an entry log, or, when it is missing or inconsistent, the
 /// same figures from a scan (what BookKeeper's `getEntryLogMetadata` does).
+/// The map is checked for what it can prove without a scan (sizes that fit the
+/// file and add up, the header's count); `bkcodec verify` compares it with a scan.
 /// `password` lets the scan confirm HMAC entries around damage.
 #[pyfunction]
 #[pyo3(signature = (path, *, password = Password::default()), text_signature = "(path, *, password=b'')")]
