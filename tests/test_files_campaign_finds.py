@@ -250,3 +250,32 @@ def test_index_writer_refuses_entry_ids_it_cannot_hold(tmp_path):
         print(bkcodec.read_index({str(tmp_path / "1.idx")!r}).read_all().num_rows)
     """)
     assert out.split() == [str(2**40), "True", str(2**62), "True", str(2**27 + 1024 * 1024), "True", "1"]
+
+
+def test_an_unreadable_header_is_an_io_error_not_damage(tmp_path):
+    # A header that cannot be read (EIO, a bucket refusing access) was a `bad_header`
+    # row ("not an entry log header: read raised ..."), or for a journal a version 1
+    # journal read on: unreadable is not damaged.
+    log = tmp_path / "1.log"
+    write_log(log, [bkcodec.encode_entry(1, i, i - 1, 100 * (i + 1), bytes(100)) for i in range(5)])
+    journal = tmp_path / "1.txn"
+    with bkcodec.JournalWriter(journal, version=6) as w:
+        w.add_entry(bkcodec.encode_entry(1, 0, -1, 100, bytes(100)))
+
+    class Unreadable:
+        def __init__(self, data):
+            self.data, self.path = data, "s3://b/x"
+
+        def size(self):
+            return len(self.data)
+
+        def read_at(self, n, offset):
+            if offset < 4096:
+                raise OSError(5, "Input/output error")
+            return self.data[offset : offset + n]
+
+    for read, path in ((bkcodec.read_entry_log, log), (bkcodec.read_journal, journal)):
+        for on_error in ("flag", "raise"):
+            with pytest.raises(OSError, match="Input/output error") as e:
+                read(Unreadable(path.read_bytes()), on_error=on_error).read_all()
+            assert not isinstance(e.value, bkcodec.BookKeeperFormatError)

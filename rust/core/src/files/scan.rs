@@ -248,8 +248,9 @@ impl<F: RecordFormat> RecordScan<F> {
 
     /// Walks the bytes before the range, its rows dropped and nothing raised, then
     /// starts the range's own walk. (The warm-up stops where that walk begins, at the
-    /// range's first sync point, or at the end of the data when there is none.)
-    fn warm_up(&mut self) -> Result<()> {
+    /// range's first sync point, or at the end of the data when there is none; or
+    /// where the bytes before the range fail to read, which the range does not report.)
+    fn warm_up(&mut self) {
         struct Drop;
         impl RowSink for Drop {
             fn rows(&self) -> usize {
@@ -266,7 +267,13 @@ impl<F: RecordFormat> RecordScan<F> {
             self.finish_batch();
         }
         (self.raise, self.retain) = (raise, retain);
-        walked
+        if walked.is_err() {
+            // The bytes before the range could not be read (an I/O error, a file that
+            // shrank): the range is read as it would be without warming up, and says
+            // so itself if its own bytes fail too.
+            self.start_range();
+            self.records_end = self.chain.position();
+        }
     }
 
     pub(crate) fn source(&self) -> &Arc<dyn ReadAt> {
@@ -302,7 +309,7 @@ impl<F: RecordFormat> RecordScan<F> {
     /// the sink.
     pub fn fill(&mut self, sink: &mut dyn RowSink, max_rows: usize, max_bytes: usize) -> Result<Fill> {
         if self.warm.is_some() {
-            self.warm_up()?;
+            self.warm_up();
         }
         self.fill_rows(sink, max_rows, max_bytes)
     }

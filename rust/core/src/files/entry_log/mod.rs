@@ -43,11 +43,24 @@ pub enum EntryLogLayout {
     Direct,
 }
 
+/// The bytes from 1024 that [`EntryLogLayout::detect`] looks at: the start of the
+/// dummy record, and only when those are zeros (a damaged dummy record) the rest up
+/// to a direct log's first record (a source that reads in small requests is asked
+/// for no more than it needs).
+fn detection_bytes(source: &dyn ReadAt) -> Result<Vec<u8>> {
+    const DUMMY_START: usize = 12;
+    let mut bytes = read_vec_at(source, LEGACY_HEADER_LEN, DUMMY_START)?;
+    if bytes.len() == DUMMY_START && bytes.iter().all(|&b| b == 0) {
+        bytes.append(&mut read_vec_at(source, LEGACY_HEADER_LEN + DUMMY_START as u64, DETECT_LEN - DUMMY_START)?);
+    }
+    Ok(bytes)
+}
+
 impl EntryLogLayout {
     /// [`EntryLogLayout::detect`] on a source, reading what it looks at.
     pub fn detect_in(source: &dyn ReadAt) -> EntryLogLayout {
         let mut probe = vec![0u8; LEGACY_HEADER_LEN as usize];
-        match read_vec_at(source, LEGACY_HEADER_LEN, DETECT_LEN) {
+        match detection_bytes(source) {
             Ok(mut block) => {
                 probe.append(&mut block);
                 EntryLogLayout::detect(&probe)
@@ -253,6 +266,8 @@ pub(crate) fn open_scan(
     let header = read_header(&*source);
     let layout = match &header {
         Ok(h) => h.layout,
+        // Unreadable is not damaged: an I/O error, not a `bad_header` row.
+        Err(e) if e.kind == ErrorKind::Io => return Err(e.clone()),
         Err(_) => EntryLogLayout::detect_in(&*source),
     };
     let data_start = layout.data_start();
@@ -333,6 +348,8 @@ pub fn ledgers_map_of(source: std::sync::Arc<dyn ReadAt>, password: &[u8]) -> Re
     let header = read_header(&*source);
     let layout = match &header {
         Ok(h) => h.layout,
+        // Unreadable is not damaged: an I/O error, not a `bad_header` row.
+        Err(e) if e.kind == ErrorKind::Io => return Err(e.clone()),
         Err(_) => EntryLogLayout::detect_in(&*source),
     };
     let scan = || {
@@ -356,7 +373,7 @@ pub fn read_header(source: &dyn ReadAt) -> Result<EntryLogHeader> {
     if bytes.len() == HEADER_FIELDS_LEN && bytes[..4] == MAGIC {
         // `parse` also detects the layout from the bytes after 1024.
         bytes.resize(LEGACY_HEADER_LEN as usize, 0);
-        let mut tail = read_vec_at(source, LEGACY_HEADER_LEN, DETECT_LEN)?;
+        let mut tail = detection_bytes(source)?;
         bytes.append(&mut tail);
     }
     EntryLogHeader::parse(&bytes)

@@ -137,7 +137,12 @@ pub fn detect_header(source: &dyn ReadAt) -> (std::result::Result<JournalHeader,
         return (Err(Error::truncated(0, VERSION_HEADER_LEN, 0).with_detail("empty file: no journal header")), 0,
             Some(Gap { offset: 0, len: 0, kind: GapKind::TornHeader }));
     }
-    let head = crate::files::source::read_vec_at(source, 0, SECTOR_SIZE as usize).unwrap_or_default();
+    let head = match crate::files::source::read_vec_at(source, 0, SECTOR_SIZE as usize) {
+        Ok(head) => head,
+        // Unreadable is not damaged: the caller says so as an I/O error.
+        Err(e) if e.kind == ErrorKind::Io => return (Err(e), 0, None),
+        Err(_) => Vec::new(),
+    };
     let sector_zeros = head.len() == SECTOR_SIZE as usize && head[VERSION_HEADER_LEN as usize..].iter().all(|&b| b == 0);
     let inferred = if sector_zeros { SECTOR_SIZE } else { VERSION_HEADER_LEN };
     let bad = |e: Error, start: u64| (Err(e), start, Some(Gap { offset: 0, len: start.min(len), kind: GapKind::BadHeader }));
@@ -199,6 +204,11 @@ pub(crate) fn open_scan(
 ) -> Result<(crate::files::scan::RecordScan<JournalFraming>, JournalFacts)> {
     let len = source.len();
     let (header, data_start, gap) = detect_header(&*source);
+    match &header {
+        // Unreadable is not damaged: an I/O error, not a `bad_header` row.
+        Err(e) if e.kind == ErrorKind::Io => return Err(e.clone()),
+        _ => {}
+    }
     let framing = JournalFraming::new(&settings.digests.scan_options());
     let mut chain = crate::files::framing::Chain::new(len as usize, data_start as usize, settings.start, settings.end);
     // Said by the range the end of the file belongs to (which warmed up, so knows
