@@ -1,9 +1,10 @@
-"""One reproducer per numbered item of issue 13 that concerns the readers (the
-command line's parts are in `test_cli_issue13.py`). Items 1 to 3 are in
-`test_files_mutation.py` (files shrinking under open readers; FIFOs, devices,
-directories) and `test_files_campaign_finds.py` (item 2: the index writer's
-allocation); the damage campaign (`test_damage_campaign.py`) covers them all at
-scale. Each test names its item."""
+"""One reproducer per numbered item of issue 13 that concerns the readers; each
+fails on the reader of 1ce5d0e. The command line's parts (usage errors, verify with
+unchecked ledgers, ledgers maps and lastMark) are in `test_cli.py`. Items 1 to 3
+are in `test_files_mutation.py` (files shrinking under open readers; FIFOs,
+devices, directories) and `test_files_campaign_finds.py` (item 2: the index
+writer's allocation); the damage campaign (`test_damage_campaign.py`) covers them
+all at scale. Each test names its item."""
 
 from __future__ import annotations
 
