@@ -248,3 +248,60 @@ def test_index_writer_refuses_entry_ids_it_cannot_hold(tmp_path):
         print(bkcodec.read_index({str(tmp_path / "1.idx")!r}).read_all().num_rows)
     """)
     assert out.split() == [str(2**40), "True", str(2**62), "True", str(2**27 + 1024 * 1024), "True", "1"]
+
+
+def test_size_field_one_too_large_before_an_entry_nothing_else_confirms(tmp_path):
+    # A size field one too large framed its entry over the first byte of the next
+    # record's size field; that record (DUMMY: no digest) was confirmed by nothing
+    # but the verifying entry after it, and the gap up to that one was flagged over
+    # intact bytes. The records inside the damaged one that end exactly at the next
+    # sync point say where its entry ends, and its digest proves it.
+    path = tmp_path / "1a.txn"
+    body = [
+        bkcodec.encode_entry(5, 0, -1, 1500, bytes(range(250)) * 6, digest_type="crc32"),
+        bkcodec.encode_entry(6, 0, -1, 2000, b"\x01" * 2000, digest_type="dummy", scope_id=8),
+        bkcodec.encode_entry(5, 1, 0, 1510, b"y" * 10, digest_type="crc32"),
+        bkcodec.encode_entry(6, 1, 0, 4000, b"\x02" * 2000, digest_type="dummy", scope_id=8),
+    ]
+    with bkcodec.JournalWriter(path, version=4) as w:
+        offsets = [w.add_entry(e) for e in body]
+    data = bytearray(path.read_bytes()[: offsets[3] + 100])  # the last entry torn
+    size = struct.unpack_from(">i", data, offsets[0])[0]
+    struct.pack_into(">i", data, offsets[0], size + 1)
+    path.write_bytes(bytes(data))
+    got = rows(bkcodec.read_journal(path), "offset", "record_type", "digest_ok", "error_kind")
+    assert got == [
+        (offsets[0], "entry", True, "reframed"),
+        (offsets[1], "entry", True, None),
+        (offsets[2], "entry", True, None),
+        (offsets[3], "damage", None, "torn_record"),
+    ]
+
+
+def test_zeros_ending_inside_the_size_field_of_an_entry_nothing_else_confirms(tmp_path):
+    # Zeros over a record ran into the zero bytes of the next one's size field; that
+    # record (DUMMY) ended exactly at a verifying entry, but the damage after that
+    # one left nothing to confirm it, and its bytes after the zeros were called
+    # garbage.
+    path = tmp_path / "1.log"
+    entries = [
+        bkcodec.encode_entry(3, 0, -1, 3000, bytes(3000), digest_type="crc32c"),
+        bkcodec.encode_entry(4, 0, -1, 0, b"", digest_type="dummy", scope_id=2),
+        bkcodec.encode_entry(3, 1, 0, 3007, b"x" * 7, digest_type="crc32c"),
+        bkcodec.encode_entry(3, 2, 1, 3107, b"z" * 100, digest_type="crc32c"),
+        bkcodec.encode_entry(3, 3, 2, 3207, b"w" * 100, digest_type="crc32c"),
+    ]
+    offsets = write_log(path, entries)
+    data = bytearray(path.read_bytes())
+    data[offsets[0] : offsets[1]] = bytes(offsets[1] - offsets[0])
+    struct.pack_into(">i", data, offsets[3], -1)
+    path.write_bytes(bytes(data))
+    got = rows(bkcodec.read_entry_log(path), "offset", "digest_ok", "error_kind")
+    assert got == [(offsets[0], None, "zeros"), (offsets[1], True, None), (offsets[2], True, None),
+                   (offsets[3], True, "reframed"), (offsets[4], True, None)]
+    # Ranges cut inside the zeros and inside the DUMMY entry tile to the same rows.
+    for cut in (offsets[0] + 10, offsets[1] + 10):
+        tiles = [rows(bkcodec.read_entry_log(path, start=a, end=b), "offset", "digest_ok", "error_kind")
+                 for a, b in ((0, cut), (cut, len(data)))]
+        assert tiles[0] + tiles[1] == got, cut
+

@@ -472,6 +472,11 @@ impl Chain {
                                 self.pos = r;
                                 return Ok(Some(Step::Record { offset: p, end: r, kind, reframed: true }));
                             }
+                            // Records inside this one that end exactly at `r` say its
+                            // size field is wrong (one too large, say).
+                            if let Some(c) = self.tiling_start(f, v, p + 1, end.min(r), r, Some(p))? {
+                                return self.damage_to(f, v, p, c, GapKind::BadSize).map(Some);
+                            }
                         }
                     }
                 }
@@ -519,6 +524,25 @@ impl Chain {
             self.pos = r;
             return Ok(Step::Record { offset: p, end: r, kind: k, reframed: true });
         }
+        // Records ending exactly at `r` start the good bytes again before it.
+        match self.tiling_start(f, v, p + 1, r, r, Some(p))? {
+            Some(c) => self.damage_to(f, v, p, c, kind),
+            None => self.gap_to(v, p, r, kind),
+        }
+    }
+
+    /// The span `[p, r)` before a record: an entry whose size field was the only
+    /// damage (a digest proves it), else a gap.
+    fn damage_to<F: Framing>(&mut self, f: &F, v: &View<'_>, p: usize, r: usize, kind: GapKind) -> Fetch<Step<F::Kind>> {
+        if let Some(k) = self.reframe(f, v, p, r)? {
+            self.pos = r;
+            return Ok(Step::Record { offset: p, end: r, kind: k, reframed: true });
+        }
+        self.gap_to(v, p, r, kind)
+    }
+
+    /// The damaged span `[p, r)` (zeros, if that is all it holds).
+    fn gap_to<K>(&mut self, v: &View<'_>, p: usize, r: usize, kind: GapKind) -> Fetch<Step<K>> {
         let zeros = self.zero_run_end(v, p)? >= r;
         self.pos = r;
         Ok(Step::Gap(gap(p, r, if zeros { GapKind::Zeros } else { kind })))
@@ -547,12 +571,20 @@ impl Chain {
             return Ok(Step::Gap(gap(p, len, GapKind::TrailingZeros)));
         }
         let resume = z.saturating_sub(3).max(p);
-        let found = self.find_sync(f, v, resume, len)?;
+        let mut found = self.find_sync(f, v, resume, len)?;
         if let Some(r) = found {
             // A zeroed size field in front of an intact entry.
             if let Some(kind) = self.reframe(f, v, p, r)? {
                 self.pos = r;
                 return Ok(Step::Record { offset: p, end: r, kind, reframed: true });
+            }
+            // Records ending exactly at `r` start the good bytes again before it.
+            if let Some(c) = self.tiling_start(f, v, resume, r, r, Some(p))? {
+                if let Some(kind) = self.reframe(f, v, p, c)? {
+                    self.pos = c;
+                    return Ok(Step::Record { offset: p, end: c, kind, reframed: true });
+                }
+                found = Some(c);
             }
         }
         // Fewer zeros than the smallest record are no zeroed record of their own:
@@ -780,6 +812,52 @@ impl Chain {
             }
         }
         Ok(false)
+    }
+
+    /// The first position in `[from, limit)` from which strictly plausible records end
+    /// exactly at the sync point `r`, where the walk lost step before `r`: records
+    /// that nothing but `r` confirms (no digest of theirs to check, damage after
+    /// `r`), which a gap up to `r` would swallow. Not a position inside the header of
+    /// a record at `owner` (the walk's position: views of its header frame to its
+    /// end), nor one confirmed on its own (the search for `r` passed it over, so it
+    /// is a view of some record around it).
+    fn tiling_start<F: Framing>(
+        &mut self,
+        f: &F,
+        v: &View<'_>,
+        from: usize,
+        limit: usize,
+        r: usize,
+        owner: Option<usize>,
+    ) -> Fetch<Option<usize>> {
+        let limit = limit.min(r.saturating_sub(MIN_RECORD_SPAN - 1));
+        let mut c = from;
+        while c < limit {
+            let hay = v.run_from(c, limit)?;
+            let hit = if F::PADDING_MARKER { memchr2(0x00, 0xFF, hay) } else { memchr(0x00, hay) };
+            let Some(k) = hit else {
+                c += hay.len();
+                continue;
+            };
+            c += k;
+            if v.i32_at(c)? == 0 {
+                // Inside a zero run only the last three positions can start a size
+                // field with a non-zero value.
+                let mut reached = c;
+                let z = first_not_in(v, c, r, 0, &mut reached)?;
+                c = z.saturating_sub(3).max(c + 1);
+                continue;
+            }
+            let in_header = match owner {
+                Some(o) => o < c && header_covers(v, o, c)?,
+                None => false,
+            };
+            if !in_header && self.records_tile(f, v, c, r)? && self.frames_strongly(f, v, c)?.is_none() {
+                return Ok(Some(c));
+            }
+            c += 1;
+        }
+        Ok(None)
     }
 
     /// The end of the record at `p` if it passes the strict tests and is confirmed:
