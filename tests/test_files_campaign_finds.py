@@ -305,3 +305,17 @@ def test_zeros_ending_inside_the_size_field_of_an_entry_nothing_else_confirms(tm
                  for a, b in ((0, cut), (cut, len(data)))]
         assert tiles[0] + tiles[1] == got, cut
 
+
+def test_journal_padding_whose_zeros_were_overwritten_is_damage(tmp_path):
+    # A padding record frames by its length alone; its content (zeros, as the writer
+    # pads) overwritten with other bytes read as no row at all.
+    path = tmp_path / "1a.txn"
+    with bkcodec.JournalWriter(path, version=5, alignment=4096) as w:
+        offsets = [w.add_entry(e) for e in ledger(60, 3, 100, digest_type="crc32c")]
+    pad = offsets[2] + 4 + 32 + 4 + 100
+    data = bytearray(path.read_bytes())
+    assert data[pad : pad + 4] == b"\xff\xff\xff\x00" and not any(data[pad + 8 :])
+    data[pad + 40 : pad + 60] = b"\xf0" * 20
+    path.write_bytes(bytes(data))
+    got = rows(bkcodec.read_journal(path), "offset", "record_type", "error_kind")
+    assert got == [(o, "entry", None) for o in offsets] + [(pad, "damage", "bad_record")]

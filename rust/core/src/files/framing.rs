@@ -489,6 +489,11 @@ impl Chain {
                     }
                 }
                 self.pos = end;
+                if !confirmed && f.is_anchor(kind) {
+                    // Padding that is not the writer's (content not zeros, end off its
+                    // alignment) is damage, though it frames.
+                    return Ok(Some(Step::Gap(gap(p, end, GapKind::BadRecord))));
+                }
                 Ok(Some(Step::Record { offset: p, end, kind, reframed: false }))
             }
             Check::Torn => match self.find_sync(f, v, p + 1, len)? {
