@@ -306,6 +306,30 @@ def test_zeros_ending_inside_the_size_field_of_an_entry_nothing_else_confirms(tm
         assert tiles[0] + tiles[1] == got, cut
 
 
+def test_journal_record_ending_at_the_last_mark_is_confirmed_by_it(tmp_path):
+    # The last record before lastMark, an HMAC entry read without its password, had
+    # nothing after it to confirm it (its padding overwritten), and a damaged size
+    # field before it swallowed it. lastMark is a record boundary the bookie wrote.
+    path = tmp_path / "1a.txn"
+    with bkcodec.JournalWriter(path, version=5, alignment=4096) as w:
+        offsets = [w.add_entry(e) for e in ledger(60, 3, 1241, digest_type="crc32c")]
+        offsets.append(w.add_entry(bkcodec.encode_entry(77, 0, -1, 300, b"h" * 300, digest_type="hmac", password=b"other")))
+    mark = offsets[3] + 4 + 32 + 20 + 300
+    data = bytearray(path.read_bytes())
+    assert data[mark : mark + 4] == b"\xff\xff\xff\x00"  # padding follows
+    struct.pack_into(">i", data, offsets[2], (1 << 31) - 1)
+    data[mark + 80 : mark + 2500] = b"\xf0" * 2420
+    path.write_bytes(bytes(data))
+    got = rows(bkcodec.read_journal(path, password=b"secret", last_mark=mark), "offset", "record_type", "digest_ok", "error_kind")
+    assert got[:4] == [
+        (offsets[0], "entry", True, None),
+        (offsets[1], "entry", True, None),
+        (offsets[2], "entry", True, "reframed"),
+        (offsets[3], "entry", None, None),
+    ]
+    assert [r[3] for r in got[4:]] and all(r[3] for r in got[4:])
+
+
 def test_journal_padding_whose_zeros_were_overwritten_is_damage(tmp_path):
     # A padding record frames by its length alone; its content (zeros, as the writer
     # pads) overwritten with other bytes read as no row at all.

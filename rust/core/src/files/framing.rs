@@ -147,6 +147,12 @@ pub(crate) trait Framing {
         true
     }
 
+    /// Whether a record boundary is known to lie at `q` from outside the bytes (a
+    /// journal's `lastMark`): a chain reaching it exactly ends cleanly there.
+    fn known_boundary(&self, _q: usize) -> bool {
+        false
+    }
+
     /// Records whose strict form is specific enough to end a chain on their own
     /// (journal padding records, entry-log map records).
     fn is_anchor(&self, kind: Self::Kind) -> bool;
@@ -679,7 +685,7 @@ impl Chain {
     fn chain_ok<F: Framing>(&mut self, f: &F, v: &View<'_>, mut q: usize, mut depth: u32) -> Fetch<bool> {
         let len = v.len();
         loop {
-            if depth == 0 || q == len {
+            if depth == 0 || q == len || f.known_boundary(q) {
                 return Ok(true);
             }
             if len - q < 4 {
