@@ -343,3 +343,21 @@ def test_journal_padding_whose_zeros_were_overwritten_is_damage(tmp_path):
     path.write_bytes(bytes(data))
     got = rows(bkcodec.read_journal(path), "offset", "record_type", "error_kind")
     assert got == [(o, "entry", None) for o in offsets] + [(pad, "damage", "bad_record")]
+
+
+def test_block_duplicated_inside_the_last_record_before_the_last_mark(tmp_path):
+    # The last record's size field still ends exactly at lastMark when a 4 KiB block
+    # inside it is duplicated: the mark says nothing of the bytes in between, so it
+    # must not make the walk accept that record.
+    path = tmp_path / "1a.txn"
+    with bkcodec.JournalWriter(path, version=4) as w:
+        offsets = [w.add_entry(e) for e in ledger(9, 4, 5000, digest_type="hmac", password=b"secret", scope_id=3)]
+    data = path.read_bytes()
+    mark = len(data)
+    b = offsets[3] // 4096 * 4096  # the block holding the last record's start
+    assert b + 4096 < mark
+    path.write_bytes(data[: b + 4096] + data[b:])
+    got = rows(bkcodec.read_journal(path, password=b"secret", last_mark=mark), "offset", "digest_ok", "error_kind")
+    assert got[:3] == [(o, True, None) for o in offsets[:3]]
+    assert got[3][0] == offsets[3] and got[3][2] is not None
+    assert (offsets[3] + 4096, True, None) in got

@@ -27,7 +27,10 @@
 //!
 //! When the walk is in step at a damaged record and a digest verifies the bytes up
 //! to the next sync point, the entry is kept, flagged as reframed. Otherwise the
-//! bytes up to the next sync point are one gap, named after what was wrong first.
+//! bytes up to the next sync point are one gap, named after what was wrong first,
+//! except for strictly plausible records in it that end exactly at that sync point
+//! (records nothing else confirms: no digest, damage after the sync point): the gap
+//! ends where they start, and an entry before them whose digest verifies is kept.
 //! Zero runs and fill runs are skipped a chunk at a time, and the search for a sync
 //! point only looks at the last three bytes of each zero run (sizes below 16 MiB
 //! start with a zero byte), so scanning damaged or preallocated regions is linear.
@@ -148,7 +151,9 @@ pub(crate) trait Framing {
     }
 
     /// Whether a record boundary is known to lie at `q` from outside the bytes (a
-    /// journal's `lastMark`): a chain reaching it exactly ends cleanly there.
+    /// journal's `lastMark`): a record ending exactly there may be a sync point.
+    /// (Not a reason to accept a record the walk is in step at: a block duplicated
+    /// or deleted inside the last record leaves its size field ending at the mark.)
     fn known_boundary(&self, _q: usize) -> bool {
         false
     }
@@ -685,7 +690,7 @@ impl Chain {
     fn chain_ok<F: Framing>(&mut self, f: &F, v: &View<'_>, mut q: usize, mut depth: u32) -> Fetch<bool> {
         let len = v.len();
         loop {
-            if depth == 0 || q == len || f.known_boundary(q) {
+            if depth == 0 || q == len {
                 return Ok(true);
             }
             if len - q < 4 {
@@ -881,6 +886,7 @@ impl Chain {
         match f.check(v, p, true)? {
             Check::Record { end, kind } => {
                 let confirmed = f.is_anchor(kind)
+                    || f.known_boundary(end)
                     || self.chain_ok(f, v, end, SYNC_CHAIN)?
                     || (end - p <= MAX_DIGEST_RESCUE && f.verifies(v, p, end, kind)?);
                 Ok((f.may_sync(p, kind) && confirmed).then_some(end))
