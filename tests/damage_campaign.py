@@ -690,15 +690,16 @@ def _inside_damaged_entry(rows, n, places):
 
 
 def _unconfirmable(dm, n, rec, places, told=False):
-    """Whether an intact record that framing alone must confirm (no digest to verify:
+    """Why an intact record that framing alone must confirm (no digest to verify:
     DUMMY, HMAC without its password) has too little after it to be confirmed once
-    the walk lost step before it: fewer than two intact records follow it before the
-    data ends (the end of the file, a torn record, zeros or 0xF0 bytes that run on
-    from the last record's own bytes, which cannot be told from a view ending inside
-    them)."""
+    the walk lost step before it, or None: fewer than two intact records follow it
+    before the data ends (the end of the file, a torn record, zeros or 0xF0 bytes
+    that run on from the last record's own bytes, which cannot be told from a view
+    ending inside them) or before a direct log's padding damaged short of its 4 KiB
+    boundary."""
     unverifiable = rec.rtype != "entry" or rec.digest in ("dummy", "hmac_nopw") and not (told and rec.digest == "hmac_nopw")
     if not unverifiable:
-        return False
+        return None
     intact = {m: r for m, r, ok in places if ok}
     data = dm.data
     q, chain = n, 0
@@ -706,15 +707,38 @@ def _unconfirmable(dm, n, rec, places, told=False):
         q += intact[q].span
         chain += 1
     if chain >= 3:
-        return False
+        return None
     tail = data[q:]
     if not tail:
-        return True
+        return END_OF_DATA
     run = tail[0]
     if run in (0, 0xF0) and q > 0 and data[q - 1] == run:
-        return True
+        return END_OF_DATA
     # Damage follows (a damaged record, or a record cut by the end of the file).
-    return any(m == q and not ok for m, r, ok in places)
+    if any(m == q and not ok for m, r, ok in places):
+        return END_OF_DATA
+    if _damaged_padding(dm, q):
+        return DAMAGED_PADDING
+    return None
+
+
+END_OF_DATA = "intact unverifiable record lost: nothing after it confirms it (the end of the data)"
+DAMAGED_PADDING = "intact unverifiable record lost: nothing after it confirms it (the padding after it damaged)"
+
+
+def _damaged_padding(dm, q):
+    """Whether a direct log's padding starts at `q` (0xF0 bytes from the end of a
+    record, off a 4 KiB boundary) and was damaged before its boundary: the run stops
+    short of it at a changed byte. Such padding cannot end a chain cleanly (a view
+    can end where a run of 0xF0 starts just as well), so it confirms nothing."""
+    o, data = dm.original, dm.data
+    if o.layout != "direct" or q % 4096 == 0 or data[q : q + 1] != b"\xf0":
+        return False
+    stop = min(len(data), (q // 4096 + 1) * 4096)
+    end = q
+    while end < stop and data[end] == 0xF0:
+        end += 1
+    return end < stop and any(a <= end < max(b, a + 1) for a, b in dm.changed)
 
 
 def _padding_run(dm, n):
@@ -820,8 +844,9 @@ def judge(dm, answers, out: Outcome, cuts, last_mark_given=False):
         if not got and _inside_damaged_entry(rows, n, places):
             out.counts["intact record lost inside a damaged entry that frames whole (a seam inside it)"] += 1
             continue
-        if not got and _unconfirmable(dm, n, rec, places):
-            out.counts["intact unverifiable record lost: nothing after it confirms it (the end of the data)"] += 1
+        why = None if got else _unconfirmable(dm, n, rec, places)
+        if why:
+            out.counts[why] += 1
             unconfirmed.append((n, n + rec.span))
             continue
         if not got:

@@ -279,3 +279,116 @@ def test_an_unreadable_header_is_an_io_error_not_damage(tmp_path):
             with pytest.raises(OSError, match="Input/output error") as e:
                 read(Unreadable(path.read_bytes()), on_error=on_error).read_all()
             assert not isinstance(e.value, bkcodec.BookKeeperFormatError)
+
+
+def test_size_field_one_too_large_before_an_entry_nothing_else_confirms(tmp_path):
+    # A size field one too large framed its entry over the first byte of the next
+    # record's size field; that record (DUMMY: no digest) was confirmed by nothing
+    # but the verifying entry after it, and the gap up to that one was flagged over
+    # intact bytes. The records inside the damaged one that end exactly at the next
+    # sync point say where its entry ends, and its digest proves it.
+    path = tmp_path / "1a.txn"
+    body = [
+        bkcodec.encode_entry(5, 0, -1, 1500, bytes(range(250)) * 6, digest_type="crc32"),
+        bkcodec.encode_entry(6, 0, -1, 2000, b"\x01" * 2000, digest_type="dummy", scope_id=8),
+        bkcodec.encode_entry(5, 1, 0, 1510, b"y" * 10, digest_type="crc32"),
+        bkcodec.encode_entry(6, 1, 0, 4000, b"\x02" * 2000, digest_type="dummy", scope_id=8),
+    ]
+    with bkcodec.JournalWriter(path, version=4) as w:
+        offsets = [w.add_entry(e) for e in body]
+    data = bytearray(path.read_bytes()[: offsets[3] + 100])  # the last entry torn
+    size = struct.unpack_from(">i", data, offsets[0])[0]
+    struct.pack_into(">i", data, offsets[0], size + 1)
+    path.write_bytes(bytes(data))
+    got = rows(bkcodec.read_journal(path), "offset", "record_type", "digest_ok", "error_kind")
+    assert got == [
+        (offsets[0], "entry", True, "reframed"),
+        (offsets[1], "entry", True, None),
+        (offsets[2], "entry", True, None),
+        (offsets[3], "damage", None, "torn_record"),
+    ]
+
+
+def test_zeros_ending_inside_the_size_field_of_an_entry_nothing_else_confirms(tmp_path):
+    # Zeros over a record ran into the zero bytes of the next one's size field; that
+    # record (DUMMY) ended exactly at a verifying entry, but the damage after that
+    # one left nothing to confirm it, and its bytes after the zeros were called
+    # garbage.
+    path = tmp_path / "1.log"
+    entries = [
+        bkcodec.encode_entry(3, 0, -1, 3000, bytes(3000), digest_type="crc32c"),
+        bkcodec.encode_entry(4, 0, -1, 0, b"", digest_type="dummy", scope_id=2),
+        bkcodec.encode_entry(3, 1, 0, 3007, b"x" * 7, digest_type="crc32c"),
+        bkcodec.encode_entry(3, 2, 1, 3107, b"z" * 100, digest_type="crc32c"),
+        bkcodec.encode_entry(3, 3, 2, 3207, b"w" * 100, digest_type="crc32c"),
+    ]
+    offsets = write_log(path, entries)
+    data = bytearray(path.read_bytes())
+    data[offsets[0] : offsets[1]] = bytes(offsets[1] - offsets[0])
+    struct.pack_into(">i", data, offsets[3], -1)
+    path.write_bytes(bytes(data))
+    got = rows(bkcodec.read_entry_log(path), "offset", "digest_ok", "error_kind")
+    assert got == [(offsets[0], None, "zeros"), (offsets[1], True, None), (offsets[2], True, None),
+                   (offsets[3], True, "reframed"), (offsets[4], True, None)]
+    # Ranges cut inside the zeros and inside the DUMMY entry tile to the same rows.
+    for cut in (offsets[0] + 10, offsets[1] + 10):
+        tiles = [rows(bkcodec.read_entry_log(path, start=a, end=b), "offset", "digest_ok", "error_kind")
+                 for a, b in ((0, cut), (cut, len(data)))]
+        assert tiles[0] + tiles[1] == got, cut
+
+
+def test_journal_record_ending_at_the_last_mark_is_confirmed_by_it(tmp_path):
+    # The last record before lastMark, an HMAC entry read without its password, had
+    # nothing after it to confirm it (its padding overwritten), and a damaged size
+    # field before it swallowed it. lastMark is a record boundary the bookie wrote.
+    path = tmp_path / "1a.txn"
+    with bkcodec.JournalWriter(path, version=5, alignment=4096) as w:
+        offsets = [w.add_entry(e) for e in ledger(60, 3, 1241, digest_type="crc32c")]
+        offsets.append(w.add_entry(bkcodec.encode_entry(77, 0, -1, 300, b"h" * 300, digest_type="hmac", password=b"other")))
+    mark = offsets[3] + 4 + 32 + 20 + 300
+    data = bytearray(path.read_bytes())
+    assert data[mark : mark + 4] == b"\xff\xff\xff\x00"  # padding follows
+    struct.pack_into(">i", data, offsets[2], (1 << 31) - 1)
+    data[mark + 80 : mark + 2500] = b"\xf0" * 2420
+    path.write_bytes(bytes(data))
+    got = rows(bkcodec.read_journal(path, password=b"secret", last_mark=mark), "offset", "record_type", "digest_ok", "error_kind")
+    assert got[:4] == [
+        (offsets[0], "entry", True, None),
+        (offsets[1], "entry", True, None),
+        (offsets[2], "entry", True, "reframed"),
+        (offsets[3], "entry", None, None),
+    ]
+    assert [r[3] for r in got[4:]] and all(r[3] for r in got[4:])
+
+
+def test_journal_padding_whose_zeros_were_overwritten_is_damage(tmp_path):
+    # A padding record frames by its length alone; its content (zeros, as the writer
+    # pads) overwritten with other bytes read as no row at all.
+    path = tmp_path / "1a.txn"
+    with bkcodec.JournalWriter(path, version=5, alignment=4096) as w:
+        offsets = [w.add_entry(e) for e in ledger(60, 3, 100, digest_type="crc32c")]
+    pad = offsets[2] + 4 + 32 + 4 + 100
+    data = bytearray(path.read_bytes())
+    assert data[pad : pad + 4] == b"\xff\xff\xff\x00" and not any(data[pad + 8 :])
+    data[pad + 40 : pad + 60] = b"\xf0" * 20
+    path.write_bytes(bytes(data))
+    got = rows(bkcodec.read_journal(path), "offset", "record_type", "error_kind")
+    assert got == [(o, "entry", None) for o in offsets] + [(pad, "damage", "bad_record")]
+
+
+def test_block_duplicated_inside_the_last_record_before_the_last_mark(tmp_path):
+    # The last record's size field still ends exactly at lastMark when a 4 KiB block
+    # inside it is duplicated: the mark says nothing of the bytes in between, so it
+    # must not make the walk accept that record.
+    path = tmp_path / "1a.txn"
+    with bkcodec.JournalWriter(path, version=4) as w:
+        offsets = [w.add_entry(e) for e in ledger(9, 4, 5000, digest_type="hmac", password=b"secret", scope_id=3)]
+    data = path.read_bytes()
+    mark = len(data)
+    b = offsets[3] // 4096 * 4096  # the block holding the last record's start
+    assert b + 4096 < mark
+    path.write_bytes(data[: b + 4096] + data[b:])
+    got = rows(bkcodec.read_journal(path, password=b"secret", last_mark=mark), "offset", "digest_ok", "error_kind")
+    assert got[:3] == [(o, True, None) for o in offsets[:3]]
+    assert got[3][0] == offsets[3] and got[3][2] is not None
+    assert (offsets[3] + 4096, True, None) in got

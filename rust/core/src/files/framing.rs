@@ -27,7 +27,10 @@
 //!
 //! When the walk is in step at a damaged record and a digest verifies the bytes up
 //! to the next sync point, the entry is kept, flagged as reframed. Otherwise the
-//! bytes up to the next sync point are one gap, named after what was wrong first.
+//! bytes up to the next sync point are one gap, named after what was wrong first,
+//! except for strictly plausible records in it that end exactly at that sync point
+//! (records nothing else confirms: no digest, damage after the sync point): the gap
+//! ends where they start, and an entry before them whose digest verifies is kept.
 //! Zero runs and fill runs are skipped a chunk at a time, and the search for a sync
 //! point only looks at the last three bytes of each zero run (sizes below 16 MiB
 //! start with a zero byte), so scanning damaged or preallocated regions is linear.
@@ -145,6 +148,14 @@ pub(crate) trait Framing {
     /// the inside of its ledgers map, whose pairs of small integers mimic entries).
     fn may_sync(&self, _p: usize, _kind: Self::Kind) -> bool {
         true
+    }
+
+    /// Whether a record boundary is known to lie at `q` from outside the bytes (a
+    /// journal's `lastMark`): a record ending exactly there may be a sync point.
+    /// (Not a reason to accept a record the walk is in step at: a block duplicated
+    /// or deleted inside the last record leaves its size field ending at the mark.)
+    fn known_boundary(&self, _q: usize) -> bool {
+        false
     }
 
     /// Records whose strict form is specific enough to end a chain on their own
@@ -472,6 +483,11 @@ impl Chain {
                                 self.pos = r;
                                 return Ok(Some(Step::Record { offset: p, end: r, kind, reframed: true }));
                             }
+                            // Records inside this one that end exactly at `r` say its
+                            // size field is wrong (one too large, say).
+                            if let Some(c) = self.tiling_start(f, v, p + 1, end.min(r), r, Some(p))? {
+                                return self.damage_to(f, v, p, c, GapKind::BadSize).map(Some);
+                            }
                         }
                     }
                 }
@@ -484,6 +500,11 @@ impl Chain {
                     }
                 }
                 self.pos = end;
+                if !confirmed && f.is_anchor(kind) {
+                    // Padding that is not the writer's (content not zeros, end off its
+                    // alignment) is damage, though it frames.
+                    return Ok(Some(Step::Gap(gap(p, end, GapKind::BadRecord))));
+                }
                 Ok(Some(Step::Record { offset: p, end, kind, reframed: false }))
             }
             Check::Torn => match self.find_sync(f, v, p + 1, len)? {
@@ -519,6 +540,25 @@ impl Chain {
             self.pos = r;
             return Ok(Step::Record { offset: p, end: r, kind: k, reframed: true });
         }
+        // Records ending exactly at `r` start the good bytes again before it.
+        match self.tiling_start(f, v, p + 1, r, r, Some(p))? {
+            Some(c) => self.damage_to(f, v, p, c, kind),
+            None => self.gap_to(v, p, r, kind),
+        }
+    }
+
+    /// The span `[p, r)` before a record: an entry whose size field was the only
+    /// damage (a digest proves it), else a gap.
+    fn damage_to<F: Framing>(&mut self, f: &F, v: &View<'_>, p: usize, r: usize, kind: GapKind) -> Fetch<Step<F::Kind>> {
+        if let Some(k) = self.reframe(f, v, p, r)? {
+            self.pos = r;
+            return Ok(Step::Record { offset: p, end: r, kind: k, reframed: true });
+        }
+        self.gap_to(v, p, r, kind)
+    }
+
+    /// The damaged span `[p, r)` (zeros, if that is all it holds).
+    fn gap_to<K>(&mut self, v: &View<'_>, p: usize, r: usize, kind: GapKind) -> Fetch<Step<K>> {
         let zeros = self.zero_run_end(v, p)? >= r;
         self.pos = r;
         Ok(Step::Gap(gap(p, r, if zeros { GapKind::Zeros } else { kind })))
@@ -547,12 +587,20 @@ impl Chain {
             return Ok(Step::Gap(gap(p, len, GapKind::TrailingZeros)));
         }
         let resume = z.saturating_sub(3).max(p);
-        let found = self.find_sync(f, v, resume, len)?;
+        let mut found = self.find_sync(f, v, resume, len)?;
         if let Some(r) = found {
             // A zeroed size field in front of an intact entry.
             if let Some(kind) = self.reframe(f, v, p, r)? {
                 self.pos = r;
                 return Ok(Step::Record { offset: p, end: r, kind, reframed: true });
+            }
+            // Records ending exactly at `r` start the good bytes again before it.
+            if let Some(c) = self.tiling_start(f, v, resume, r, r, Some(p))? {
+                if let Some(kind) = self.reframe(f, v, p, c)? {
+                    self.pos = c;
+                    return Ok(Step::Record { offset: p, end: c, kind, reframed: true });
+                }
+                found = Some(c);
             }
         }
         // Fewer zeros than the smallest record are no zeroed record of their own:
@@ -782,6 +830,52 @@ impl Chain {
         Ok(false)
     }
 
+    /// The first position in `[from, limit)` from which strictly plausible records end
+    /// exactly at the sync point `r`, where the walk lost step before `r`: records
+    /// that nothing but `r` confirms (no digest of theirs to check, damage after
+    /// `r`), which a gap up to `r` would swallow. Not a position inside the header of
+    /// a record at `owner` (the walk's position: views of its header frame to its
+    /// end), nor one confirmed on its own (the search for `r` passed it over, so it
+    /// is a view of some record around it).
+    fn tiling_start<F: Framing>(
+        &mut self,
+        f: &F,
+        v: &View<'_>,
+        from: usize,
+        limit: usize,
+        r: usize,
+        owner: Option<usize>,
+    ) -> Fetch<Option<usize>> {
+        let limit = limit.min(r.saturating_sub(MIN_RECORD_SPAN - 1));
+        let mut c = from;
+        while c < limit {
+            let hay = v.run_from(c, limit)?;
+            let hit = if F::PADDING_MARKER { memchr2(0x00, 0xFF, hay) } else { memchr(0x00, hay) };
+            let Some(k) = hit else {
+                c += hay.len();
+                continue;
+            };
+            c += k;
+            if v.i32_at(c)? == 0 {
+                // Inside a zero run only the last three positions can start a size
+                // field with a non-zero value.
+                let mut reached = c;
+                let z = first_not_in(v, c, r, 0, &mut reached)?;
+                c = z.saturating_sub(3).max(c + 1);
+                continue;
+            }
+            let in_header = match owner {
+                Some(o) => o < c && header_covers(v, o, c)?,
+                None => false,
+            };
+            if !in_header && self.records_tile(f, v, c, r)? && self.frames_strongly(f, v, c)?.is_none() {
+                return Ok(Some(c));
+            }
+            c += 1;
+        }
+        Ok(None)
+    }
+
     /// The end of the record at `p` if it passes the strict tests and is confirmed:
     /// an anchor, two more records after it (or a clean end), or, for small records,
     /// a configured digest.
@@ -792,6 +886,7 @@ impl Chain {
         match f.check(v, p, true)? {
             Check::Record { end, kind } => {
                 let confirmed = f.is_anchor(kind)
+                    || f.known_boundary(end)
                     || self.chain_ok(f, v, end, SYNC_CHAIN)?
                     || (end - p <= MAX_DIGEST_RESCUE && f.verifies(v, p, end, kind)?);
                 Ok((f.may_sync(p, kind) && confirmed).then_some(end))

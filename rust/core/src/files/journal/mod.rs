@@ -209,7 +209,7 @@ pub(crate) fn open_scan(
         Err(e) if e.kind == ErrorKind::Io => return Err(e.clone()),
         _ => {}
     }
-    let framing = JournalFraming::new(&settings.digests.scan_options());
+    let framing = JournalFraming::new(&settings.digests.scan_options()).with_mark(last_mark);
     let mut chain = crate::files::framing::Chain::new(len as usize, data_start as usize, settings.start, settings.end);
     // Said by the range the end of the file belongs to (which warmed up, so knows
     // where the records before it ended).

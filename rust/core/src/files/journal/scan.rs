@@ -36,6 +36,9 @@ pub(crate) enum RecordKind {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct JournalFraming {
     options: ScanOptions,
+    /// Where `lastMark` says the journal was written up to: a record boundary
+    /// (the bookie marks the position after whole records it flushed).
+    mark: Option<usize>,
 }
 
 fn i32_in(b: &[u8], p: usize) -> i32 {
@@ -80,7 +83,12 @@ pub(crate) fn payload_verdict(head: &[u8], n: usize, strict: bool) -> (RecordKin
 
 impl JournalFraming {
     pub(crate) fn new(options: &ScanOptions) -> Self {
-        JournalFraming { options: options.clone() }
+        JournalFraming { options: options.clone(), mark: None }
+    }
+
+    /// The framing, told where `lastMark` places a record boundary.
+    pub(crate) fn with_mark(self, mark: Option<u64>) -> Self {
+        JournalFraming { mark: mark.and_then(|m| usize::try_from(m).ok()), ..self }
     }
 }
 
@@ -149,6 +157,10 @@ impl Framing for JournalFraming {
             return Ok(false);
         }
         Ok(entry_verifies(&self.options, v.get(p + 4, end - p - 4)?))
+    }
+
+    fn known_boundary(&self, q: usize) -> bool {
+        self.mark == Some(q)
     }
 
     fn is_anchor(&self, kind: RecordKind) -> bool {
