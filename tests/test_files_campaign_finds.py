@@ -392,3 +392,29 @@ def test_block_duplicated_inside_the_last_record_before_the_last_mark(tmp_path):
     assert got[:3] == [(o, True, None) for o in offsets[:3]]
     assert got[3][0] == offsets[3] and got[3][2] is not None
     assert (offsets[3] + 4096, True, None) in got
+
+
+def test_journal_version_damaged_into_a_sector_header_version(tmp_path):
+    # A version 4 journal whose version byte read 5: bytes 8 to 512 (its first
+    # records) were taken for the sector header of a version 5 journal, so the
+    # record at 8 was lost and the rest of it flagged as a bad size. Versions 5 and
+    # later pad that sector with zeros; data there says the version is damaged.
+    path = tmp_path / "1.txn"
+    with bkcodec.JournalWriter(path, version=4) as w:
+        offsets = [w.add_entry(bkcodec.encode_entry(3, i, i - 1, 300 * (i + 1), bytes([i]) * 300)) for i in range(6)]
+    good = [(o, "entry") for o in offsets]
+    data = bytearray(path.read_bytes())
+    data[7] = 5
+    path.write_bytes(bytes(data))
+    got = [(r["offset"], r["record_type"], r["error_kind"]) for r in bkcodec.read_journal(path).read_all().to_pylist()]
+    assert got[0] == (0, "damage", "bad_header")
+    assert [(o, t) for o, t, k in got[1:] if k is None] == good and all(k is None for _, _, k in got[1:])
+    # And the other way: a version 5 journal whose version byte reads 4 keeps its
+    # records (its zero-padded header sector is not the end of a version 4 journal's data).
+    with bkcodec.JournalWriter(path, version=5, overwrite=True) as w:
+        offsets = [w.add_entry(bkcodec.encode_entry(3, i, i - 1, 300 * (i + 1), bytes([i]) * 300)) for i in range(6)]
+    data = bytearray(path.read_bytes())
+    data[7] = 4
+    path.write_bytes(bytes(data))
+    got = [(r["offset"], r["record_type"], r["error_kind"]) for r in bkcodec.read_journal(path).read_all().to_pylist()]
+    assert [o for o, t, k in got if t == "entry" and k is None] == offsets

@@ -148,6 +148,16 @@ pub fn detect_header(source: &dyn ReadAt) -> (std::result::Result<JournalHeader,
     let bad = |e: Error, start: u64| (Err(e), start, Some(Gap { offset: 0, len: start.min(len), kind: GapKind::BadHeader }));
     if head.len() >= VERSION_HEADER_LEN as usize && head[..4] == MAGIC {
         return match JournalHeader::parse(&head) {
+            // Versions 5 and later pad the header to a sector with zeros: a record
+            // there says the version is damaged (an earlier version's journal has its
+            // first record at 8).
+            Ok(h) if h.data_start() == SECTOR_SIZE && head.len() == SECTOR_SIZE as usize && !sector_zeros && record_at(&head, 8) => bad(
+                Error::corrupt(4, format!(
+                    "the header says version {}, whose header is a sector of zeros after its first 8 bytes, \
+                     but bytes 8 to 512 hold data: the version is damaged", h.version
+                )),
+                VERSION_HEADER_LEN,
+            ),
             Ok(h) => {
                 let start = h.data_start();
                 let gap = (len < start).then_some(Gap { offset: 0, len, kind: GapKind::TornHeader });
@@ -166,6 +176,17 @@ pub fn detect_header(source: &dyn ReadAt) -> (std::result::Result<JournalHeader,
     (Ok(JournalHeader { version: 1, has_magic: false }), 0, None)
 }
 
+/// Whether `head` holds a plausible record at `at` (its size field and the entry
+/// header after it).
+fn record_at(head: &[u8], at: usize) -> bool {
+    let Ok(n) = i32_at(head, at) else { return false };
+    n >= 16
+        && matches!(
+            scan::payload_verdict(&head[at + 4..], n as usize, false).1,
+            crate::files::plausible::Verdict::Plausible | crate::files::plausible::Verdict::Short
+        )
+}
+
 /// The header of the journal in `source`, as `journal_header` reports it: the
 /// version its magic gives, or version 1 for a file that starts with a record (or
 /// with zeros: no records yet) instead; an empty file, or one that starts with
@@ -175,15 +196,8 @@ pub fn read_header(source: &dyn ReadAt) -> Result<JournalHeader> {
     let header = header?;
     if !header.has_magic {
         let head = crate::files::source::read_vec_at(source, 0, 64)?;
-        let plausible = head.len() >= 4 && {
-            let v = crate::files::window::View::whole(&head);
-            let n = i32::from_be_bytes(head[..4].try_into().expect("4 bytes"));
-            // Zeros are a version 1 journal's end of data (its preallocated space).
-            n == 0 || n >= 16 && matches!(
-                scan::payload_verdict(&head[4..], n as usize, false).1,
-                crate::files::plausible::Verdict::Plausible | crate::files::plausible::Verdict::Short
-            ) && v.len() >= 4
-        };
+        // Zeros are a version 1 journal's end of data (its preallocated space).
+        let plausible = i32_at(&head, 0).is_ok_and(|n| n == 0) || record_at(&head, 0);
         if !plausible {
             return Err(crate::files::bad_magic("journal magic", &head[..head.len().min(4)], &MAGIC)
                 .with_detail(format!("not a journal: no {:?} magic, and no version 1 record at byte 0",
