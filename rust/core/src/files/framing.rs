@@ -785,10 +785,15 @@ impl Chain {
         }
         let p_is_entry = matches!(f.check(v, p, true)?, Check::Record { kind, .. } if f.is_entry(kind));
         for c in p + 1..end.min(p + SHIFT_WINDOW) {
-            if p_is_entry && header_covers(v, p, c)? {
-                continue;
-            }
             if may_start::<F>(v, c)? && self.records_tile(f, v, c, end)? {
+                // A view inside `p`'s header frames to its end (see above): `p` wins,
+                // unless the record at `c` is one whose digest verifies.
+                if p_is_entry && header_covers(v, p, c)? {
+                    let Check::Record { end: end_c, .. } = f.check(v, c, true)? else { continue };
+                    if !self.digest_confirms(f, v, c, end_c)? {
+                        continue;
+                    }
+                }
                 let verifies = match p_verifies {
                     Some(x) => x,
                     None => *p_verifies.insert(self.digest_confirms(f, v, p, end)?),
