@@ -12,6 +12,7 @@
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::mem::MaybeUninit;
 use std::path::{Path, PathBuf};
 
 use arrow_buffer::Buffer;
@@ -31,6 +32,18 @@ pub trait ReadAt: Send + Sync {
     /// Reads into `buf` from `offset`. Fewer bytes than asked (0 included) means
     /// the data ends there now.
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize>;
+
+    /// [`ReadAt::read_at`] into memory not written yet; the bytes it reports read
+    /// are then initialised. Readers fill fresh buffers with this: a source that
+    /// reads through the operating system writes them once, where zeroing them first
+    /// would write every byte twice. The default zeroes `buf`, then reads.
+    fn read_at_uninit(&self, offset: u64, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
+        buf.fill(MaybeUninit::new(0));
+        // SAFETY: every byte of `buf` was just initialised, and `u8` and
+        // `MaybeUninit<u8>` share their layout.
+        let buf = unsafe { &mut *(buf as *mut [MaybeUninit<u8>] as *mut [u8]) };
+        self.read_at(offset, buf)
+    }
 
     /// Where the next byte at or after `offset` that may be non-zero is: sparse
     /// files skip their holes here without reading them. `None` when only zeros
@@ -155,6 +168,31 @@ impl ReadAt for FileSource {
                 Ok(n) => done += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
+            }
+        }
+        Ok(done)
+    }
+
+    fn read_at_uninit(&self, offset: u64, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
+        use std::os::fd::AsRawFd;
+        let mut done = 0;
+        while done < buf.len() {
+            let at = libc::off_t::try_from(offset + done as u64)
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "offset past the largest file offset"))?;
+            let rest = &mut buf[done..];
+            // SAFETY: pread writes at most `rest.len()` bytes into the memory it is
+            // given, which `rest` borrows mutably, and never reads it; the descriptor
+            // is this source's own.
+            let n = unsafe { libc::pread(self.file.as_raw_fd(), rest.as_mut_ptr().cast(), rest.len(), at) };
+            match n {
+                0 => break,
+                n if n > 0 => done += n as usize,
+                _ => {
+                    let e = io::Error::last_os_error();
+                    if e.kind() != io::ErrorKind::Interrupted {
+                        return Err(e);
+                    }
+                }
             }
         }
         Ok(done)
