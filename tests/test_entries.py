@@ -431,7 +431,7 @@ def test_bad_arguments():
         bkcodec.decode_entries(pa.array([1, 2], pa.int32()))
     with pytest.raises(TypeError, match="(?i)not (string|utf8)"):
         bkcodec.decode_entries(pa.array(["a"]))
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="sequence of bytes-like objects, not int$"):
         bkcodec.decode_entries(5)
     with pytest.raises(TypeError):
         bkcodec.decode_entries(["text"])

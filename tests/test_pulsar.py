@@ -278,10 +278,16 @@ def test_every_input_form_gives_the_same_rows():
         pa.table({"ledger_id": [1] * 5, "entry_id": list(range(5)), "payload": entries}),
     ):
         assert pulsar.decode_messages(form).column("payload").to_pylist() == want, type(form)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="binary column of payloads, not Int64"):
         pulsar.decode_messages(pa.array([1, 2]))
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="not one payload"):
         pulsar.decode_messages(entries[0])
+    with pytest.raises(TypeError, match="sequence of bytes-like payloads$"):
+        pulsar.decode_messages(5)
+    # Entry rows are messages' input, not decode_entries' (which takes entry bytes).
+    rows = pa.record_batch({"ledger_id": [1] * 5, "entry_id": list(range(5)), "payload": entries})
+    with pytest.raises(TypeError, match="binary_view column, not Struct"):
+        bkcodec.decode_entries(rows)
     with pytest.raises(ValueError, match="payload column"):
         pulsar.decode_messages(pa.table({"ledger_id": [1]}))
     with pytest.raises(ValueError):

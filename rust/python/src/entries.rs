@@ -1,78 +1,23 @@
 //! Many entries at once: `decode_entries`, from an Arrow column or a Python
 //! sequence of bytes-like objects to a `pyarrow.RecordBatch`.
 
-use arrow_array::ArrayRef;
-use arrow_schema::DataType;
 use bkcodec_core::arrow::{entry_bytes, EntryBatchOptions, EntryDecoder, OnError, PayloadMode};
-use pyo3::exceptions::PyTypeError;
-use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyString};
-use pyo3_arrow::input::AnyArray;
 use pyo3_arrow::PyRecordBatch;
 
 use crate::args::{digest_policy, Password};
 use crate::buffer::BytesInput;
+use crate::entries_input::{Accepted, EntriesInput};
 use crate::errors::IntoPyResult;
 
-/// The entries argument, converted while the GIL is held.
-enum EntriesInput {
-    /// Arrow chunks (zero-copy imports), all binary, large_binary or binary_view.
-    Arrow(Vec<ArrayRef>),
-    /// Buffers borrowed from the items of a Python sequence; `None` items stay `None`.
-    Buffers(Vec<Option<BytesInput>>),
-}
-
-impl EntriesInput {
-    fn extract(entries: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let py = entries.py();
-        if entries.hasattr(intern!(py, "__arrow_c_array__"))? || entries.hasattr(intern!(py, "__arrow_c_stream__"))? {
-            let (chunks, field) = entries.extract::<AnyArray>()?.into_chunked_array()?.into_inner();
-            return match field.data_type() {
-                DataType::Binary | DataType::LargeBinary | DataType::BinaryView => Ok(EntriesInput::Arrow(chunks)),
-                other => Err(PyTypeError::new_err(format!(
-                    "entries must be an Arrow binary, large_binary or binary_view column, not {other}"
-                ))),
-            };
-        }
-        if entries.is_instance_of::<PyBytes>()
-            || entries.is_instance_of::<PyByteArray>()
-            || entries.is_instance_of::<PyMemoryView>()
-            || entries.is_instance_of::<PyString>()
-        {
-            return Err(PyTypeError::new_err(
-                "entries must be a sequence of entries (or an Arrow binary column); decode one entry with decode_entry",
-            ));
-        }
-        let items = entries.try_iter().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "entries must be an Arrow binary column or a sequence of bytes-like objects, not {}",
-                entries.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-            ))
-        })?;
-        let mut buffers = Vec::with_capacity(entries.len().unwrap_or(0));
-        for item in items {
-            let item = item?;
-            buffers.push(if item.is_none() { None } else { Some(item.extract::<BytesInput>()?) });
-        }
-        Ok(EntriesInput::Buffers(buffers))
-    }
-
-    fn rows(&self) -> usize {
-        match self {
-            EntriesInput::Arrow(chunks) => chunks.iter().map(|c| c.len()).sum(),
-            EntriesInput::Buffers(b) => b.len(),
-        }
-    }
-
-    /// Total entry bytes: an upper bound for the copied payloads.
-    fn bytes(&self) -> usize {
-        match self {
-            EntriesInput::Arrow(chunks) => chunks.iter().map(|c| entry_bytes(c.as_ref())).sum(),
-            EntriesInput::Buffers(b) => b.iter().flatten().map(|x| x.as_slice().len()).sum(),
-        }
-    }
-}
+/// What `decode_entries` takes as `entries`.
+const ACCEPTED: Accepted = Accepted {
+    rows: false,
+    arrow: "entries must be an Arrow binary, large_binary or binary_view column",
+    single: "entries must be a sequence of entries (or an Arrow binary column); decode one entry with decode_entry",
+    sequence: "entries must be an Arrow binary column or a sequence of bytes-like objects",
+    name_type: true,
+};
 
 /// Decodes many entries into a `pyarrow.RecordBatch`, one row per input value.
 ///
@@ -103,8 +48,8 @@ fn decode_entries<'py>(
         payload: PayloadMode::from_name(payload).py_err(py)?,
         on_error: OnError::from_name(on_error).py_err(py)?,
     };
-    let input = EntriesInput::extract(entries)?;
-    let payload_bytes = if options.payload == PayloadMode::Binary { input.bytes() } else { 0 };
+    let input = EntriesInput::extract(entries, &ACCEPTED)?;
+    let payload_bytes = if options.payload == PayloadMode::Binary { input.bytes(|c| entry_bytes(c.as_ref())) } else { 0 };
     let batch = py
         .detach(|| {
             let mut decoder = EntryDecoder::new(options, policy, password.as_bytes(), verify, input.rows(), payload_bytes);

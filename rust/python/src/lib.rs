@@ -16,6 +16,7 @@ mod checksum;
 mod ledger_id;
 mod args;
 mod entries;
+mod entries_input;
 mod entry;
 mod keys;
 mod lac;

@@ -20,11 +20,12 @@ use bkcodec_core::{Error, ErrorKind};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyList, PyMemoryView, PyString, PyTuple};
-use pyo3_arrow::input::{AnyArray, AnyRecordBatch};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::{PyRecordBatch, PySchema, PyTable};
 
 use crate::buffer::BytesInput;
+use crate::entries_input::{Accepted, EntriesInput};
 use crate::errors::{to_pyerr, IntoPyResult};
 use crate::metadata::PyLedgerMetadata;
 use crate::record_batch_reader::PyFileBatchReader;
@@ -91,12 +92,15 @@ fn options(
     })
 }
 
-/// The entries argument: Arrow arrays (entry rows as structs, or bare payloads), or
-/// buffers borrowed from a Python sequence.
-enum EntriesInput {
-    Arrow(Vec<ArrayRef>),
-    Buffers(Vec<Option<BytesInput>>),
-}
+/// What the Pulsar decoders take as `entries`: Arrow arrays (entry rows as structs,
+/// or bare payloads), or a sequence of payloads.
+const ACCEPTED: Accepted = Accepted {
+    rows: true,
+    arrow: "entries must be entry rows (a record batch, table or stream with a payload column) or a binary column of payloads",
+    single: "entries must be a sequence of entry payloads, not one payload",
+    sequence: "entries must be Arrow entry rows, a binary column, or a sequence of bytes-like payloads",
+    name_type: false,
+};
 
 /// Bytes of entry payloads in an array of entry rows or of payloads.
 fn payload_bytes(array: &ArrayRef) -> usize {
@@ -116,73 +120,25 @@ fn payload_bytes(array: &ArrayRef) -> usize {
     }
 }
 
-impl EntriesInput {
-    fn extract(entries: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let py = entries.py();
-        if entries.hasattr(intern!(py, "__arrow_c_array__"))? || entries.hasattr(intern!(py, "__arrow_c_stream__"))? {
-            let (chunks, field) = entries.extract::<AnyArray>()?.into_chunked_array()?.into_inner();
-            return match field.data_type() {
-                DataType::Struct(_) | DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
-                    Ok(EntriesInput::Arrow(chunks))
-                }
-                other => Err(PyTypeError::new_err(format!(
-                    "entries must be entry rows (a record batch, table or stream with a payload column) or a binary column of payloads, not {other}"
-                ))),
-            };
-        }
-        if entries.is_instance_of::<PyBytes>()
-            || entries.is_instance_of::<PyByteArray>()
-            || entries.is_instance_of::<PyMemoryView>()
-            || entries.is_instance_of::<PyString>()
-        {
-            return Err(PyTypeError::new_err("entries must be a sequence of entry payloads, not one payload"));
-        }
-        let items = entries.try_iter().map_err(|_| {
-            PyTypeError::new_err("entries must be Arrow entry rows, a binary column, or a sequence of bytes-like payloads")
-        })?;
-        let mut buffers = Vec::new();
-        for item in items {
-            let item = item?;
-            buffers.push(if item.is_none() { None } else { Some(item.extract::<BytesInput>()?) });
-        }
-        Ok(EntriesInput::Buffers(buffers))
-    }
-
-    fn rows(&self) -> usize {
-        match self {
-            EntriesInput::Arrow(chunks) => chunks.iter().map(|c| c.len()).sum(),
-            EntriesInput::Buffers(b) => b.len(),
-        }
-    }
-
-    /// Entry payload bytes, a lower bound for the messages' payloads.
-    fn bytes(&self) -> usize {
-        match self {
-            EntriesInput::Arrow(chunks) => chunks.iter().map(payload_bytes).sum(),
-            EntriesInput::Buffers(b) => b.iter().flatten().map(|x| x.as_slice().len()).sum(),
-        }
-    }
-
-    /// Feeds every entry to the decoder (without the GIL).
-    fn push_all(self, decoder: &mut MessageDecoder, first_index: &mut u64) -> Result<(), Error> {
-        match self {
-            EntriesInput::Arrow(chunks) => {
-                for array in chunks {
-                    push_array(decoder, &array, *first_index)?;
-                    *first_index += array.len() as u64;
-                }
-            }
-            EntriesInput::Buffers(buffers) => {
-                for b in &buffers {
-                    if let Some(b) = b {
-                        decoder.push_entry(*first_index, EntryIds::default(), Some(b.as_slice()), None)?;
-                    }
-                    *first_index += 1;
-                }
+/// Feeds every entry to the decoder (without the GIL).
+fn push_all(input: EntriesInput, decoder: &mut MessageDecoder, first_index: &mut u64) -> Result<(), Error> {
+    match input {
+        EntriesInput::Arrow(chunks) => {
+            for array in chunks {
+                push_array(decoder, &array, *first_index)?;
+                *first_index += array.len() as u64;
             }
         }
-        Ok(())
+        EntriesInput::Buffers(buffers) => {
+            for b in &buffers {
+                if let Some(b) = b {
+                    decoder.push_entry(*first_index, EntryIds::default(), Some(b.as_slice()), None)?;
+                }
+                *first_index += 1;
+            }
+        }
     }
+    Ok(())
 }
 
 fn arrow_error(e: ArrowError) -> Error {
@@ -230,14 +186,14 @@ fn pulsar_decode_messages<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let mut options = options(py, payload, on_error, reassemble_chunks, skip_duplicate_entries, usize::MAX)?;
     options.batch_bytes = usize::MAX;
-    let input = EntriesInput::extract(entries)?;
+    let input = EntriesInput::extract(entries, &ACCEPTED)?;
     // One batch: room for what the input decodes to, rather than growing as it fills.
-    options.expected_input = Some((input.bytes(), input.rows()));
+    options.expected_input = Some((input.bytes(payload_bytes), input.rows()));
     let batch = py
         .detach(|| {
             let mut decoder = MessageDecoder::new(options, ledger_owners.unwrap_or_default().0);
             let mut index = 0;
-            input.push_all(&mut decoder, &mut index)?;
+            push_all(input, &mut decoder, &mut index)?;
             let batches = decoder.finish_all()?;
             single_batch(&decoder, batches)
         })
@@ -316,9 +272,9 @@ impl PyMessageDecoder {
 
     /// Decodes more entries; returns the batches of messages completed so far.
     fn decode<'py>(&self, py: Python<'py>, entries: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        let input = EntriesInput::extract(entries)?;
+        let input = EntriesInput::extract(entries, &ACCEPTED)?;
         let batches = self.with(py, |decoder, index| {
-            input.push_all(decoder, index)?;
+            push_all(input, decoder, index)?;
             Ok(std::iter::from_fn(|| decoder.pop_batch()).collect())
         })?;
         batches_to_py(py, batches)
