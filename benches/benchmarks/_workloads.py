@@ -252,10 +252,10 @@ def file_read(path: Path, chunk: int = MiB) -> int:
     return total % 2**64
 
 
-def seconds_per_call(fn: Callable, *args, min_time: float = 0.02, repeats: int = 3) -> float:
-    """The best of `repeats` timings of `fn(*args)`, each over enough calls to last
-    at least `min_time`; seconds per call. The loop is timeit's, so the overhead
-    per call is one Python call, the same for every contender."""
+def _calibrated(fn: Callable, args: tuple, min_time: float) -> tuple[timeit.Timer, int, float]:
+    """A timer of `fn(*args)` (timeit's loop, so the overhead per call is one Python
+    call, the same for every contender), the number of calls that lasts at least
+    `min_time`, and the seconds per call that run took."""
     names = [f"a{i}" for i in range(len(args))]
     timer = timeit.Timer(f"fn({', '.join(names)})", globals={"fn": fn, **dict(zip(names, args))})
     number, elapsed = 1, timer.timeit(1)
@@ -263,7 +263,13 @@ def seconds_per_call(fn: Callable, *args, min_time: float = 0.02, repeats: int =
         # Grow towards min_time, at most 10x per step so a slow first call can't overshoot.
         number = max(number + 1, min(number * 10, int(number * min_time / max(elapsed, 1e-9) * 1.2)))
         elapsed = timer.timeit(number)
-    best = elapsed / number
+    return timer, number, elapsed / number
+
+
+def seconds_per_call(fn: Callable, *args, min_time: float = 0.02, repeats: int = 3) -> float:
+    """The best of `repeats` timings of `fn(*args)`, each over enough calls to last
+    at least `min_time`; seconds per call."""
+    timer, number, best = _calibrated(fn, args, min_time)
     for _ in range(repeats - 1):
         best = min(best, timer.timeit(number) / number)
     return best
@@ -283,6 +289,8 @@ def location_index(count: int) -> Path:
             index_db.write_location_index(path, rows)
 
     return cached_file(f"locations-{count}", write)
+
+
 def seconds_side_by_side(calls: list, min_time: float = 0.02, repeats: int = 3) -> list[float]:
     """The best seconds per call of each of `calls` (a function, or a function and
     its arguments as a tuple), timed in turn: each is calibrated as in
@@ -292,15 +300,10 @@ def seconds_side_by_side(calls: list, min_time: float = 0.02, repeats: int = 3) 
     timers, numbers, best = [], [], []
     for call in calls:
         fn, args = call if isinstance(call, tuple) else (call, ())
-        names = [f"a{i}" for i in range(len(args))]
-        timer = timeit.Timer(f"fn({', '.join(names)})", globals={"fn": fn, **dict(zip(names, args))})
-        number, elapsed = 1, timer.timeit(1)
-        while elapsed < min_time:
-            number = max(number + 1, min(number * 10, int(number * min_time / max(elapsed, 1e-9) * 1.2)))
-            elapsed = timer.timeit(number)
+        timer, number, seconds = _calibrated(fn, tuple(args), min_time)
         timers.append(timer)
         numbers.append(number)
-        best.append(elapsed / number)
+        best.append(seconds)
     for _ in range(repeats - 1):
         for i, (timer, number) in enumerate(zip(timers, numbers)):
             timer.timeit(1)
