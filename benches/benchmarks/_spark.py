@@ -53,9 +53,12 @@ def cached_entries_frame(spark, column: pa.BinaryArray):
 
     One partition per task slot: `createDataFrame` cuts an Arrow table into one
     partition per Arrow batch (10,000 rows), and the fixed cost of each task and its
-    Python hand-shake would then be timed as if it were a per-entry cost."""
+    Python hand-shake would then be timed as if it were a per-entry cost. Shuffled
+    into them rather than coalesced: a coalesced partition is one task carrying all
+    its parents' rows, 100 MB of 1 KiB entries, which the driver serialises whole
+    (and ran out of heap doing so)."""
     slots = spark.sparkContext.defaultParallelism
-    frame = spark.createDataFrame(pa.table({"entry": column})).coalesce(slots).cache()
+    frame = spark.createDataFrame(pa.table({"entry": column})).repartition(slots).cache()
     frame.count()
     return frame
 
