@@ -608,7 +608,16 @@ def compare_spark_source(run: Run) -> None:
     ours, theirs, every_column = seconds["groupby"], seconds["groupby_parquet"], seconds["groupby_all_columns"]
     ours_one, theirs_one, where_one = seconds["one_ledger"], seconds["one_ledger_parquet"], seconds["one_ledger_where"]
     small, single = seconds["small_logs"], seconds["one_log"]
-    session = {"rows": rows, "entry_logs": logs, "ledgers": 75, "payload_bytes": 100, "spark_cores": cores}
+    from bkcodec_spark import session_conf
+
+    session = {
+        "rows": rows,
+        "entry_logs": logs,
+        "ledgers": 75,
+        "payload_bytes": 100,
+        "spark_cores": cores,
+        "spark_conf": session_conf(),  # what _spark.local_session started with
+    }
     run.compare(
         key,
         name,

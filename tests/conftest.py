@@ -51,15 +51,20 @@ def spark():
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
+    from bkcodec_spark import session_conf
+
+    builder = SparkSession.builder
+    # What the jobs start with: Unix domain sockets to the Python workers, and the
+    # filters Spark pushes handed to the bookkeeper data source.
+    for key, value in session_conf().items():
+        builder = builder.config(key, value)
     session = (
-        SparkSession.builder.master("local[2]")
+        builder.master("local[2]")
         .appName("bkcodec-tests")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        # The bookkeeper data source prunes files and rows with the filters Spark pushes.
-        .config("spark.sql.python.filterPushdown.enabled", "true")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.host", "127.0.0.1")
         # Tiny data: a JVM without the optimising JIT compiler starts and runs it faster.

@@ -181,3 +181,26 @@ def test_exit_codes_and_one_line_errors(tmp_path, bookie):
     # Usage errors are argparse's, also exit 2.
     process = job("export_parquet", log, str(tmp_path / "x"), "--overwrite", "--append")
     assert process.wait(timeout=120) == 2
+
+
+def test_session_conf_follows_the_spark_version():
+    from bkcodec_spark import session_conf
+
+    assert session_conf("4.0.1") == {}  # neither setting exists before 4.1
+    conf = session_conf("4.1.0")
+    assert conf["spark.sql.python.filterPushdown.enabled"] == "true"
+    assert conf.get("spark.python.unix.domain.socket.enabled") == ("true" if os.name == "posix" else None)
+    assert session_conf("5.0.0-preview1") == conf
+    with pytest.raises(ValueError, match="not a Spark version"):
+        session_conf("latest")
+
+
+def test_the_shared_session_starts_as_the_jobs_do(spark):
+    """The suite's session takes `session_conf()`, so every Spark test runs over
+    the settings the jobs and the README use (Unix domain sockets on Spark 4.1+)."""
+    from bkcodec_spark import session_conf
+
+    conf = spark.sparkContext.getConf()
+    for key, value in session_conf().items():
+        assert conf.get(key) == value
+    assert spark.range(5).mapInArrow(lambda batches: batches, "id long").count() == 5

@@ -7,6 +7,7 @@
 - `spark.read.format("bookkeeper").load(path)`: entry logs, journals and index files.
 - `arrow_types`: the conversion that keeps Arrow types Spark refuses out of its batches.
 - `pulsar.decode_messages(entries_df, ledger_owners=...)`: Apache Pulsar messages out of entry rows.
+- `session_conf()`: the settings a SparkSession reads bookie data best with.
 """
 
 from bkcodec_spark.arrow_types import SparkSafeTypeError, spark_safe_schema, spark_safe_type, to_spark_safe
@@ -19,6 +20,7 @@ from bkcodec_spark.entries import (
     entry_schema,
 )
 from bkcodec_spark import pulsar
+from bkcodec_spark.session import session_conf
 from bkcodec_spark.functions import (
     decode_entry_udf,
     ledger_id_udf,
@@ -49,4 +51,6 @@ __all__ = [
     "register",
     # Apache Pulsar
     "pulsar",
+    # session settings
+    "session_conf",
 ]

@@ -13,6 +13,7 @@ from typing import Callable
 from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 
 from bkcodec_spark import files
+from bkcodec_spark.session import session_conf
 
 OUTPUT_FORMATS = ("parquet", "csv", "json")
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -51,9 +52,9 @@ def spark_session(app_name: str, master: str | None = None, conf: list[str] | No
     # Python workers must run this interpreter, the one where bkcodec is installed.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
-    # Spark (4.1+) only hands filters to Python data sources with this on.
-    builder = builder.config("spark.sql.python.filterPushdown.enabled", "true")
     submitted = SparkConf()  # what spark-submit (or spark-defaults.conf) set
+    for key, value in session_conf().items():
+        builder = builder.config(key, submitted.get(key, value))
     if master is None and not submitted.contains("spark.master"):
         master = "local[*]"
     if master is not None:
