@@ -274,6 +274,25 @@ def test_many_small_logs_share_partitions_and_large_ones_split(tmp_path):
     assert [(s.start, s.end) for s in ranges][0] == (0, size // 3) and ranges[-1].end == size
 
 
+def test_default_split_gives_a_partition_per_core_and_long_tasks():
+    from bkcodec_spark.datasource import DEFAULT_SPLIT_SIZE
+
+    def listing(count, size):  # sizes only: planning without pruning reads nothing
+        logs = tuple(files.ListedFile(f"/bookie/{i:x}.log", size) for i in range(count))
+        return files.Listing("entrylog", logs)
+
+    def plan(count, size, cores):
+        parts = planning.plan_partitions(listing(count, size), Pushed(), split_size=DEFAULT_SPLIT_SIZE, min_partitions=cores)
+        return [sum(s.length for s in p) for p in parts]
+
+    # 673 MB of entry logs on 2 cores: one partition each, not one per 128 MiB.
+    assert len(plan(12, 56 << 20, cores=2)) == 2
+    # More cores still get a partition each; a large read gets partitions of 512 MiB at most.
+    assert len(plan(12, 56 << 20, cores=8)) >= 8
+    big = plan(40, 1 << 30, cores=2)
+    assert len(big) == 80 and max(big) <= DEFAULT_SPLIT_SIZE
+
+
 def test_pushdown_only_where_spark_keeps_a_pushed_read_to_its_query():
     assert not datasource.pushdown_is_safe("4.3.0")
     assert not datasource.pushdown_is_safe("4.1.1")

@@ -21,7 +21,7 @@ Options (all strings, as Spark passes them; any other option is refused):
   `.schema(...)`, any subset of the columns) is how a read leaves out what it does
   not need: without `payload` no payload is decoded or sent, without `file` no path
   is repeated on every row.
-- `splitSize`: the most bytes one partition reads (default 128m; a number of bytes,
+- `splitSize`: the most bytes one partition reads (default 512m; a number of bytes,
   or with a k/m/g suffix): small files are packed together up to it, larger entry
   logs and journals are read in byte ranges of it, in parallel.
 - `minPartitions`: at least this many partitions when there is enough to read
@@ -65,7 +65,12 @@ from bkcodec_spark.entries import spark_struct
 
 __all__ = ["BookKeeperDataSource", "FilePartition", "ReadPlan", "parse_size"]
 
-DEFAULT_SPLIT_SIZE = 128 * 1024 * 1024
+# Four times Spark's own file sources' 128 MiB: each Python data source task costs
+# Spark 10 to 40 ms before it reads a byte (measured in local[2]; 2 to 5 times a JVM
+# task's cost), so fewer, longer tasks, while a large read still has a partition per
+# core (see planning.target_size). 673 MB of entry logs on 2 cores: 6 partitions to
+# 2, a one-ledger read 0.26 to 0.17 s, a groupBy 0.49 to 0.39 s.
+DEFAULT_SPLIT_SIZE = 512 * 1024 * 1024
 _SIZE_SUFFIXES = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 # Option names as Spark hands them over (lower-cased); `path`/`paths` come from load().
 OPTIONS = (

@@ -104,7 +104,7 @@ def add_read_arguments(p: argparse.ArgumentParser, kinds: tuple[str, ...] = ("au
         metavar="DIR",
         help="a dump of the ledgers' metadata znodes: each ledger's own digest type and password",
     )
-    p.add_argument("--split-size", default="128m", help="read entry logs larger than this in parallel ranges")
+    p.add_argument("--split-size", default="512m", help="read entry logs larger than this in parallel ranges")
 
 
 def input_files(paths: list[str]) -> list[str]:
