@@ -86,6 +86,9 @@ TARGETS = {
     "read-location-index-vs-rocksdict": Target(0.25, max_ns_per_entry=1000.0),
     "spark-source-groupby-vs-parquet": Target(0.5),
     "spark-source-one-ledger-vs-parquet": Target(0.5),
+    # The same at the scale of the issue that set them: 673 MB, 4 million entries.
+    "spark-source-groupby-673MB-vs-parquet": Target(0.5),
+    "spark-source-one-ledger-673MB-vs-parquet": Target(0.5),
 }
 
 
@@ -559,7 +562,8 @@ def compare_spark(run: Run) -> None:
 
 def compare_spark_source(run: Run) -> None:
     """`format("bookkeeper")` against Spark's Parquet reader on the same rows, both in
-    one local session: a storage-report groupBy, a one-ledger filter, and many small
+    one local session: a storage-report groupBy and a one-ledger filter (on 1.2 million
+    entries, and on the 4 million of the issue that set the targets), and many small
     files against one file holding the same entries."""
     key, name = "spark-source-groupby-vs-parquet", "Spark bookkeeper source groupBy(ledger) vs Parquet"
     one_key, one_name = "spark-source-one-ledger-vs-parquet", "Spark bookkeeper source, one ledger vs Parquet"
@@ -575,6 +579,8 @@ def compare_spark_source(run: Run) -> None:
     if reason is not None:
         run.skip(key, name, reason)
         run.skip(one_key, one_name, reason)
+        run.skip("spark-source-groupby-673MB-vs-parquet", f"{name}, 673 MB", reason)
+        run.skip("spark-source-one-ledger-673MB-vs-parquet", f"{one_name}, 673 MB", reason)
         return
     from benchmarks import _spark
 
@@ -583,9 +589,13 @@ def compare_spark_source(run: Run) -> None:
     logs_dir = _spark.bookie_logs(logs, per_log)
     small_dir = _spark.bookie_logs(300, 1_000)
     one_dir = _spark.bookie_logs(1, 300_000)
+    # The workload the targets were set on: 12 logs, 4,008,708 entries, 673 MB.
+    large_logs, large_per_log = 12, 334_059
+    large_dir = _spark.bookie_logs(large_logs, large_per_log)
     cores = min(2, os.cpu_count() or 1)
     with _spark.local_session(cores=cores) as spark:
         parquet = spark.read.parquet(_spark.parquet_copy(spark, logs_dir))
+        large_parquet = spark.read.parquet(_spark.parquet_copy(spark, large_dir))
 
         def source(**options):  # a reader of its own: DataFrameReader.option changes the reader
             return spark.read.format("bookkeeper").options(**options)
@@ -603,6 +613,10 @@ def compare_spark_source(run: Run) -> None:
                 "one_ledger_where": source().load(str(logs_dir)).where("ledger_id = 1").count,
                 "small_logs": source(columns="ledger_id").load(str(small_dir)).count,
                 "one_log": source(columns="ledger_id").load(str(one_dir)).count,
+                "large_groupby": _spark.storage_groupby(source(columns="ledger_id,length").load(str(large_dir))),
+                "large_groupby_parquet": _spark.storage_groupby(large_parquet),
+                "large_one_ledger": source(columns="ledger_id", ledgerId="1").load(str(large_dir)).count,
+                "large_one_ledger_parquet": large_parquet.where("ledger_id = 1").count,
             }
         )
     ours, theirs, every_column = seconds["groupby"], seconds["groupby_parquet"], seconds["groupby_all_columns"]
@@ -642,6 +656,18 @@ def compare_spark_source(run: Run) -> None:
         ("Parquet", rows / theirs_one),
         {**session, "matching_rows": matching, "seconds": ours_one, "parquet_seconds": theirs_one},
     )
+    large_rows = large_logs * large_per_log
+    large = {**session, "rows": large_rows, "entry_logs": large_logs}
+    for what, label in (("groupby", "groupBy(ledger)"), ("one_ledger", "one ledger (ledgerId option)")):
+        ours_large, theirs_large = seconds[f"large_{what}"], seconds[f"large_{what}_parquet"]
+        run.compare(
+            f"spark-source-{what.replace('_', '-')}-673MB-vs-parquet",
+            f"Spark bookkeeper source {label}, 673 MB, vs Parquet",
+            "entries/s",
+            ("bookkeeper", large_rows / ours_large),
+            ("Parquet", large_rows / theirs_large),
+            {**large, "seconds": ours_large, "parquet_seconds": theirs_large},
+        )
     run.compare(
         "spark-source-where-one-ledger-vs-parquet",
         "Spark bookkeeper source, one ledger (Spark's where, no pruning) vs Parquet",
