@@ -1,8 +1,9 @@
 """Storage report: bytes per ledger per entry log, keeping the BP-35 scope.
 
 Each entry log's entries are counted per (scope, ledger) as BookKeeper's garbage
-collector counts them (the entry plus its 4-byte size field), reading headers only (no
-payload, no digests). A rolled log's ledgers map holds the same figures by ledger id
+collector counts them (the entry plus its 4-byte size field), from their headers (no
+payload; digests are checked only to frame entries, and an entry whose digest fails
+still counts). A rolled log's ledgers map holds the same figures by ledger id
 (it records no scope): `map_bytes` shows it beside the count, and a log whose map
 disagrees with its entries is reported. A log still open (never rolled) has no map
 yet and is reported as open. `--no-scan` reads the maps only: fast, but the scope
@@ -61,12 +62,15 @@ def _map_of(path: str, password: str) -> tuple[dict[int, int] | None, str | None
     return dict(found.ledgers), None
 
 
-def _counted(path: str) -> dict[tuple[int, int], tuple[int, int]]:
+def _counted(path: str, password: str = "") -> dict[tuple[int, int], tuple[int, int]]:
     """(scope, ledger) -> (bytes, entries) of the log's framed entries (rows with a
     location: a damaged span has none, an entry whose digest fails still counts, as in
     BookKeeper's map)."""
     totals: dict[tuple[int, int], tuple[int, int]] = {}
-    with bkcodec.read_entry_log(path, payload="none", verify=False) as reader:
+    # Digests checked though their results go unused: the reader frames entries it can
+    # verify fastest (without digests it confirms each size field by the chain of entry
+    # lengths: 4 logs of 334,059 entries counted in 0.61 s unverified, 0.34 s verified).
+    with bkcodec.read_entry_log(path, payload="none", password=password) as reader:
         for batch in reader:
             entries = pa.Table.from_batches([batch]).filter(
                 pc.and_(pc.is_valid(batch["ledger_id"]), pc.is_valid(batch["location"]))
@@ -86,7 +90,7 @@ def log_rows(path: str, password: str, scan: bool) -> pa.RecordBatch:
     try:
         rolled = bkcodec.entry_log_header(path).has_ledgers_map
         ledgers_map, map_problem = _map_of(path, password) if rolled else (None, None)
-        counted = _counted(path) if scan else None
+        counted = _counted(path, password) if scan else None
     except (OSError, ValueError) as error:
         return _rows(path, [{"state": "unreadable", "note": f"{type(error).__name__}: {error}"}])
     state = "rolled" if rolled else "open"
@@ -180,7 +184,7 @@ def findings(report: DataFrame) -> DataFrame:
 def main(argv: list[str] | None = None) -> int:
     p = common.parser(__doc__)
     p.add_argument("paths", nargs="+", help="entry logs, directories (walked) or globs")
-    p.add_argument("--password", default="", help="the ledgers' password, for counting HMAC entries of a broken map")
+    p.add_argument("--password", default="", help="the ledgers' password (HMAC ledgers: their digests frame the entries)")
     p.add_argument("--no-scan", action="store_true", help="use ledgers maps only (scopes unchecked, open logs unsized)")
     common.add_output_arguments(p)
     args = p.parse_args(argv)
