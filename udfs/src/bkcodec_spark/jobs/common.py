@@ -13,9 +13,12 @@ from typing import Callable
 from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 
 from bkcodec_spark import files
+from bkcodec_spark.datasource import DEFAULT_SPLIT_SIZE
 from bkcodec_spark.session import session_conf
 
 OUTPUT_FORMATS = ("parquet", "csv", "json")
+# The data source's default, as its option text.
+SPLIT_SIZE = f"{DEFAULT_SPLIT_SIZE >> 20}m"
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
@@ -104,7 +107,7 @@ def add_read_arguments(p: argparse.ArgumentParser, kinds: tuple[str, ...] = ("au
         metavar="DIR",
         help="a dump of the ledgers' metadata znodes: each ledger's own digest type and password",
     )
-    p.add_argument("--split-size", default="512m", help="read entry logs larger than this in parallel ranges")
+    p.add_argument("--split-size", default=SPLIT_SIZE, help="read entry logs larger than this in parallel ranges")
 
 
 def input_files(paths: list[str]) -> list[str]:

@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None, *, spark: SparkSession | None = None) ->
         help="the ledgers' digest type (default: each ledger's own, from the metadata, else inferred)",
     )
     p.add_argument("--password", default="", help="the ledgers' password (HMAC digests)")
-    p.add_argument("--split-size", default="512m", help="read entry logs larger than this in parallel ranges")
+    p.add_argument("--split-size", default=common.SPLIT_SIZE, help="read entry logs larger than this in parallel ranges")
     args = p.parse_args(argv)
 
     import bkcodec.pulsar
