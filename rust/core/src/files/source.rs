@@ -11,7 +11,7 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::mem::MaybeUninit;
 use std::path::{Path, PathBuf};
 
@@ -161,16 +161,11 @@ impl ReadAt for FileSource {
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        let mut done = 0;
-        while done < buf.len() {
-            match self.file.read_at(&mut buf[done..], offset + done as u64) {
-                Ok(0) => break,
-                Ok(n) => done += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(done)
+        // SAFETY: `MaybeUninit<u8>` has `u8`'s layout, and `read_at_uninit` only
+        // writes bytes pread read (never uninitialised memory), so `buf` stays
+        // initialised.
+        let buf = unsafe { &mut *(buf as *mut [u8] as *mut [MaybeUninit<u8>]) };
+        self.read_at_uninit(offset, buf)
     }
 
     fn read_at_uninit(&self, offset: u64, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
@@ -359,6 +354,7 @@ pub(crate) fn short_read(source: &dyn ReadAt, offset: u64, wanted: usize, got: u
 mod tests {
     use super::*;
     use crate::error::ErrorKind;
+    use std::os::unix::fs::FileExt;
 
     fn temp_dir(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("bkcodec-source-{name}-{}", std::process::id()));

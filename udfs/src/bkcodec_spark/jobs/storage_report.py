@@ -62,7 +62,7 @@ def _map_of(path: str, password: str) -> tuple[dict[int, int] | None, str | None
     return dict(found.ledgers), None
 
 
-def _counted(path: str, password: str = "") -> dict[tuple[int, int], tuple[int, int]]:
+def _counted(path: str, password: str) -> dict[tuple[int, int], tuple[int, int]]:
     """(scope, ledger) -> (bytes, entries) of the log's framed entries (rows with a
     location: a damaged span has none, an entry whose digest fails still counts, as in
     BookKeeper's map)."""
