@@ -418,3 +418,128 @@ def test_journal_version_damaged_into_a_sector_header_version(tmp_path):
     path.write_bytes(bytes(data))
     got = [(r["offset"], r["record_type"], r["error_kind"]) for r in bkcodec.read_journal(path).read_all().to_pylist()]
     assert [o for o, t, k in got if t == "entry" and k is None] == offsets
+
+
+def test_entry_whose_size_field_ends_at_a_later_record_after_a_cut_inside_it(tmp_path):
+    # Bytes cut out of an entry's payload left its size field ending exactly where a
+    # later record starts; the whole read took it as one entry that failed its
+    # digest, swallowing the intact records between, where a read in ranges found them.
+    path = tmp_path / "1.txn"
+    big = bkcodec.encode_entry(61714968550, 0, -1, 4093, bytes(range(256)) * 16, digest_type="crc32c", scope_id=2)
+    small = ledger(61714968550, 6, 300, digest_type="crc32c", scope_id=2)[1:]
+    with bkcodec.JournalWriter(path, version=4) as w:
+        offsets = [w.add_entry(e) for e in [big, *small]]
+    data = path.read_bytes()
+    cut = offsets[4] - offsets[1]  # the three records after the big one
+    at = offsets[0] + 2000
+    damaged = data[:at] + data[at + cut :]
+    path.write_bytes(damaged)
+    moved = [o - cut for o in offsets[1:]]
+    got = rows(bkcodec.read_journal(path), "offset", "record_type", "digest_ok", "error_kind")
+    assert got[0][:2] == (offsets[0], "damage")
+    assert [(o, "entry", True, None) for o in moved] == [r for r in got if r[0] in moved]
+    assert got[1:] == [(o, "entry", True, None) for o in moved]
+    # Ranges read as the whole file does.
+    tiles = [0, 1500, moved[0] + 10, len(damaged)]
+    tiled = []
+    for s, e in zip(tiles, tiles[1:]):
+        tiled += rows(bkcodec.read_journal(path, start=s, end=e), "offset", "record_type", "digest_ok", "error_kind")
+    assert tiled == got
+
+
+def test_records_after_a_complete_ledgers_map_are_read(tmp_path):
+    # A block duplicated near the end of a legacy log put copies of its last records
+    # after the ledgers map; everything after the map's offset was taken for map
+    # bytes, and those intact records were lost.
+    path = tmp_path / "5.log"
+    entries = ledger(20, 3, 500, digest_type="hmac", password=b"secret") + ledger(13, 2, 40, digest_type="crc32c")
+    with bkcodec.EntryLogWriter(path, 5) as w:
+        offsets = [bkcodec.split_location(w.add_entry(e))[1] - 4 for e in entries]
+    data = path.read_bytes()
+    map_at = offsets[-1] + 4 + len(entries[-1])
+    assert data[map_at + 4] == 0xFF
+    copied = data[offsets[2] : map_at]
+    path.write_bytes(data + copied + data[map_at:])
+    copies = [len(data) + o - offsets[2] for o in offsets[2:]]
+    got = rows(bkcodec.read_entry_log(path, password=b"secret"), "offset", "ledger_id", "digest_ok", "error_kind")
+    want = [(o, e, True, None) for o, e in zip(offsets + copies, [20, 20, 20, 13, 13] + [20, 13, 13])]
+    assert got == want
+
+
+def test_view_four_bytes_into_a_v1_header_is_no_sync_point(tmp_path):
+    # A V1 ledger id of 214·2^32 or so: four bytes into the header, its high half is
+    # a size field of 214 and the bytes after it pass for ids (entry id and LAC the
+    # real ones' low halves shifted up). Where that view ended on a record boundary
+    # and the record after the real entry was damaged, the view was taken for a sync
+    # point: the real entry cut to 4 bytes of damage, and the records the view
+    # covered lost.
+    path = tmp_path / "5.log"
+    big = 920645928748
+    assert big >> 32 == 214
+    head = [bkcodec.encode_entry(big, i, i - 1, 7 * (i + 1), bytes(7), digest_type="dummy") for i in range(3)]
+    middle = [
+        bkcodec.encode_entry(9, 0, -1, 11, bytes([1]) * 11, digest_type="crc32c"),
+        bkcodec.encode_entry(big, 3, 2, 28, bytes(7), digest_type="dummy"),
+    ]
+    # The last record ends 214 + 8 bytes after the third entry's start, as the view does.
+    used = sum(4 + len(e) for e in middle) + 4 + len(head[2])
+    overhead = len(bkcodec.encode_entry(9, 1, 0, 0, b"", digest_type="crc32c"))
+    last_len = 214 + 8 - used - 4 - overhead
+    tail = [bkcodec.encode_entry(9, 1, 0, 11 + last_len, bytes([2]) * last_len, digest_type="crc32c")]
+    tail += [bkcodec.encode_entry(9, i, i - 1, 11 + last_len + 10 * (i - 1), bytes([i]) * 10, digest_type="crc32c") for i in (2, 3)]
+    offsets = write_log(path, head + middle + tail)
+    assert offsets[6] == offsets[2] + 4 + 4 + 214
+    data = bytearray(path.read_bytes())
+    data[offsets[3] : offsets[3] + 4] = bytes(4)  # the crc32c entry's size field zeroed
+    path.write_bytes(bytes(data))
+    got = rows(bkcodec.read_entry_log(path), "offset", "ledger_id", "entry_id", "error_kind")
+    intact = [(offsets[i], big, i, None) for i in range(3)] + [(offsets[4], big, 3, None)]
+    intact += [(offsets[i], 9, i - 4, None) for i in (5, 6, 7)]
+    assert all(r in got for r in intact), got
+    assert any(r[0] == offsets[3] and r[3] is not None for r in got)
+
+
+def test_ledgers_map_is_not_trusted_on_the_files_length_alone(tmp_path):
+    # A block duplicated early and one cut from the ledgers map left the file as
+    # long as its header's map offset and ledger count give: the map was trusted at
+    # that offset, where entries now stand, and they were lost as map bytes.
+    path = tmp_path / "10.log"
+    entries = [bkcodec.encode_entry(1000 + i, 0, -1, 0, b"", digest_type="dummy") for i in range(600)]
+    offsets = write_log(path, entries)
+    data = path.read_bytes()
+    map_at = offsets[-1] + 4 + len(entries[-1])
+    assert len(data) - map_at > 8192
+    dup = data[:8192] + data[4096:]  # block [4096, 8192) twice
+    cut = map_at + 4096 + 4096  # a block inside the (moved) map
+    damaged = dup[:cut] + dup[cut + 4096 :]
+    assert len(damaged) == len(data)
+    path.write_bytes(damaged)
+    got = rows(bkcodec.read_entry_log(path), "offset", "ledger_id", "error_kind")
+    moved = [(o + 4096, 1000 + i, None) for i, o in enumerate(offsets) if o >= 8192]
+    assert all(r in got for r in moved)
+    assert not [r for r in got if r[2] == "inside_map" and r[0] < map_at + 4096]
+
+
+@pytest.mark.parametrize("damage", ["cut", "flip"])
+def test_records_before_journal_padding_cut_short_or_damaged_are_confirmed(tmp_path, damage):
+    # Records the walk resynchronises on must be confirmed by what follows them; a
+    # padding record cut by the end of the file (its zeros to the end), or whose
+    # zeros were damaged, did not count, and the DUMMY entry and ledger key before it
+    # were lost once a damaged size field before them made the walk lose step.
+    path = tmp_path / "1.txn"
+    with bkcodec.JournalWriter(path, version=5) as w:
+        offsets = [w.add_entry(e) for e in ledger(46, 3, 1200, digest_type="dummy")]
+        offsets.append(w.add_ledger_key(46, b"k" * 20))
+    data = bytearray(path.read_bytes())
+    pads = [(r["offset"], r["record_size"]) for r in bkcodec.read_journal(path, include_padding=True).read_all().to_pylist() if r["record_type"] == "padding"]
+    pad_at = offsets[-1] + 44
+    assert pads and pads[-1][0] == pad_at and len(data) - pad_at > 64
+    struct.pack_into(">i", data, offsets[1], 0x7FFF0000)  # a size past the end
+    if damage == "cut":
+        data = data[: len(data) - 7]
+    else:
+        data[pad_at + 40] = 2
+    path.write_bytes(bytes(data))
+    got = rows(bkcodec.read_journal(path), "offset", "record_type", "error_kind")
+    assert (offsets[2], "entry", None) in got and (offsets[3], "ledger_key", None) in got
+    assert got[0] == (offsets[0], "entry", None) and got[1][:2] == (offsets[1], "damage")

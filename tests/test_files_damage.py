@@ -65,7 +65,15 @@ def check(table, records, touched, size):
     # Damage is a flagged row; an entry whose damage left its type unknowable (a
     # flipped ledger id makes it a ledger of its own) is unchecked, its digest
     # neither verified nor called damaged: never verified either way.
-    bad = [r for r in rows if r["error"] is not None or (r["format_version"] is not None and r["digest_type"] is None)]
+    # So is an HMAC entry when no entry of its ledger here verifies with the password
+    # given: the password may not be its ledger's.
+    verified = {r["ledger_id"] for r in rows if r["digest_ok"]}
+    bad = [
+        r for r in rows
+        if r["error"] is not None
+        or (r["format_version"] is not None and r["digest_type"] is None)
+        or (r["digest_type"] == "hmac" and r["digest_ok"] is None and r["ledger_id"] not in verified)
+    ]
     # Entry rows count the size field apart; damage rows span record_size bytes.
     spans = [(r["offset"], r["offset"] + r["record_size"] + (4 if r["format_version"] is not None else 0)) for r in bad]
     # The one way to lose an untouched entry: a damaged size field at a record's
@@ -145,6 +153,10 @@ def test_flipped_payload_byte_is_a_digest_mismatch_row(seed, data):
     bad = check(table, records, (at, at + 1), len(damaged))
     assert len(bad) == 1
     assert (bad[0]["offset"], bad[0]["ledger_id"], bad[0]["entry_id"]) == (off, lid, eid)
+    if KINDS[lid - 100][0] == "hmac" and [r[2] for r in records].count(lid) == 1:
+        # The ledger's one entry: nothing says the password is its ledger's.
+        assert bad[0]["digest_ok"] is None and bad[0]["error"] is None and bad[0]["digest_type"] == "hmac"
+        return
     assert bad[0]["digest_ok"] is False and bad[0]["error"].startswith("digest mismatch")
     # Inference knows the entry's type from its ledger's other entries or, for the
     # first, from its length field: the payload is located.

@@ -12,14 +12,16 @@
 //!   configured digest) or nothing contradicts it: no sync point lies inside it. A
 //!   garbage size that fits in the file is caught by the last test and cannot
 //!   swallow the good records it covers (unless it points exactly at a later record
-//!   boundary, which framing alone cannot tell from a real size).
+//!   boundary, which framing alone cannot tell from a real size: then the entry's
+//!   digest, when it fails, gives the records back, see [`Chain::split_failed`]).
 //! - *sync point* (where the walk may resume after damage, and where byte ranges
 //!   start): the size field is below 16 MiB, the header passes strict tests (LAC
 //!   below the entry id, entry id below 2^40, length covering the payload, exact
 //!   lengths of meta and map records, zero content of padding), and the record is
 //!   an anchor (journal padding, entry-log map record), or two more strictly
 //!   plausible records follow it or the chain ends cleanly (end of file, or a run of
-//!   zeros to the end or of fill bytes to a 4 KiB boundary starting exactly there), or,
+//!   zeros to the end or of fill bytes to a 4 KiB boundary starting exactly there, or
+//!   an anchor whose marks survive damage to its content, see [`Framing::ends_chain`]), or,
 //!   for records up to 64 KiB, a configured digest verifies. Of two such records
 //!   starting less than 36 bytes apart (a real header and the same header read a
 //!   few bytes off), one is ruled out (see [`Chain::is_sync`]); a record whose
@@ -161,6 +163,14 @@ pub(crate) trait Framing {
     /// Records whose strict form is specific enough to end a chain on their own
     /// (journal padding records, entry-log map records).
     fn is_anchor(&self, kind: Self::Kind) -> bool;
+
+    /// Whether the bytes at `q`, though no record passes the strict tests there,
+    /// still end a chain cleanly: an anchor whose own marks are intact but whose
+    /// content is damaged or cut by the end of the file. It confirms the records
+    /// before it, never itself.
+    fn ends_chain(&self, _v: &View<'_>, _q: usize) -> Fetch<bool> {
+        Ok(false)
+    }
 
     /// Records holding an entry (what a digest can confirm).
     fn is_entry(&self, kind: Self::Kind) -> bool;
@@ -524,6 +534,25 @@ impl Chain {
         }
     }
 
+    /// The entry `[p, end)` the walk just took failed its digest. When a sync point
+    /// inside it starts records that end exactly at `end`, or one whose digest
+    /// verifies, the entry never held them: its size field was damaged into one
+    /// pointing at a later record boundary, or bytes cut from it left it ending at
+    /// one. The walk then goes back and reports `[p, sync point)` as damage (or the
+    /// entry a digest proves there), as a read in ranges split there does. A
+    /// [`Need`] leaves the walk where it was.
+    pub(crate) fn split_failed<F: Framing>(&mut self, f: &F, v: &View<'_>, p: usize, end: usize) -> Fetch<Option<Step<F::Kind>>> {
+        if self.pos != end || !self.in_step() {
+            return Ok(None);
+        }
+        let Some(r) = self.find_sync(f, v, p + 1, end)? else { return Ok(None) };
+        let Some(end_r) = self.frames_strongly(f, v, r)? else { return Ok(None) };
+        if !(self.records_tile(f, v, r, end)? || self.digest_confirms(f, v, r, end_r)?) {
+            return Ok(None);
+        }
+        self.damage_from(f, v, p, r, GapKind::BadSize).map(Some)
+    }
+
     /// An entry at `[p + 4, r)` whose digest verifies though the size field at `p`
     /// says otherwise (spans too long to be one entry are not tried).
     fn reframe<F: Framing>(&mut self, f: &F, v: &View<'_>, p: usize, r: usize) -> Fetch<Option<F::Kind>> {
@@ -718,7 +747,7 @@ impl Chain {
                     depth -= 1;
                     q = end;
                 }
-                Check::Torn | Check::Bad(_) => return Ok(false),
+                Check::Torn | Check::Bad(_) => return f.ends_chain(v, q),
             }
         }
     }

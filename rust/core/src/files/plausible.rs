@@ -51,8 +51,16 @@ pub(crate) fn entry_verdict(head: &[u8], n: usize, strict: bool) -> Verdict {
     if entry_id < 0 || lac < -1 || lac >= entry_id || entry_id >= MAX_SYNC_ENTRY_ID || length < min_length || length >= MAX_SYNC_LENGTH {
         return Verdict::Implausible;
     }
+    if layout == HeaderLayout::V1 && entry_id >= 1 << 32 && entry_id & LOW_HALF == 0 && lac & LOW_HALF == 0 {
+        // A V1 header seen four bytes on: its entry id and LAC are the real ones'
+        // low halves shifted up (and the real ledger id's high half, the size field
+        // of that view, is a record size when the ledger id is 2^37 or so).
+        return Verdict::Implausible;
+    }
     Verdict::Plausible
 }
+
+const LOW_HALF: i64 = 0xFFFF_FFFF;
 
 /// A record the file ends inside: its ids are reported, so they must be ones a
 /// writer could have written (text and noise also pass the lenient test). The length
@@ -104,5 +112,12 @@ mod tests {
         let v2 = encode_entry(&EntryHeader::new(9, -4, 0, -1, 1), b"y", &d).unwrap();
         assert_eq!(entry_verdict(&v2, v2.len(), true), Verdict::Plausible);
         assert_eq!(entry_verdict(&[0xF5; 64], 64, false), Verdict::Implausible);
+        // A V1 header four bytes on (a ledger id of 2^39 or so makes its size field
+        // a record size): entry id and LAC multiples of 2^32.
+        let e = encode_entry(&EntryHeader::new(0, 920_645_928_748, 2, 1, 90), &[7; 40], &d).unwrap();
+        let view = &e[4..];
+        assert_eq!(i32::from_be_bytes(e[..4].try_into().unwrap()), 214);
+        assert_eq!(entry_verdict(view, 214, false), Verdict::Plausible);
+        assert_eq!(entry_verdict(view, 214, true), Verdict::Implausible);
     }
 }

@@ -534,6 +534,17 @@ impl<F: RecordFormat> RecordScan<F> {
                         }
                     }
                 }
+                if !reframed && matches!(&outcome, Outcome::Framed(_, Some(e)) if e.kind == ErrorKind::DigestMismatch) {
+                    if let Some(step) = self.split_failed(offset, end) {
+                        // Not one entry: the span before the records it held, then them.
+                        self.records_end = offset;
+                        self.batch_bytes -= end - offset - 4;
+                        return self.take_step(sink, step);
+                    }
+                    if !self.window.view().in_window(offset, end - offset) {
+                        self.fetch_whole(Need::new(offset, end - offset))?;
+                    }
+                }
                 let view = self.window.view();
                 let bytes = view.get(offset + 4, end - offset - 4).expect("a step's record is in the window");
                 let scanned = |checked| ScannedEntry { offset: offset as u64, at: offset + 4, len: bytes.len(), checked };
@@ -576,6 +587,22 @@ impl<F: RecordFormat> RecordScan<F> {
                     sink.row(&view, Row::Record { offset: offset as u64, span: (end - offset) as u64, record });
                 }
                 Ok(())
+            }
+        }
+    }
+
+    /// [`Chain::split_failed`] on the entry `[offset, end)` just taken, fetching what
+    /// it needs while the entry stays in the window.
+    fn split_failed(&mut self, offset: usize, end: usize) -> Option<Step<F::Kind>> {
+        let hold = if self.retain { self.batch_keep.map_or(offset, |b| b.min(offset)) } else { offset };
+        loop {
+            match self.chain.split_failed(&self.framing, &self.window.view(), offset, end) {
+                Ok(step) => return step,
+                Err(need) => {
+                    if !matches!(self.window.fetch(need, hold, hold), Ok(true)) {
+                        return None;
+                    }
+                }
             }
         }
     }

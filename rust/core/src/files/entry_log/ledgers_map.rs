@@ -205,13 +205,14 @@ fn skip_fill(source: &dyn ReadAt, mut pos: u64) -> Result<u64> {
 }
 
 /// `[start, end)` of the map records (and, in the direct layout, the 0xF0 padding
-/// between them) from the header's map offset, when at least one frames there:
-/// inside it only map records may be sync points.
-pub(crate) fn map_region(source: &dyn ReadAt, header: &EntryLogHeader, layout: EntryLogLayout, fill: Option<u8>) -> Option<(usize, usize)> {
+/// between them) from the header's map offset, when at least one frames there,
+/// and how many ledgers those records list.
+pub(crate) fn map_region(source: &dyn ReadAt, header: &EntryLogHeader, layout: EntryLogLayout, fill: Option<u8>) -> Option<(usize, usize, i64)> {
     let start = map_offset(header, layout, source.len()).ok()??;
     let len = source.len();
     let mut end = start;
     let mut pos = start;
+    let mut ledgers = 0i64;
     while pos + 4 <= len {
         let mut head = [0u8; 24];
         let got = source.read_at(pos, &mut head).ok()?;
@@ -235,8 +236,9 @@ pub(crate) fn map_region(source: &dyn ReadAt, header: &EntryLogHeader, layout: E
         }
         pos += 4 + n as u64;
         end = pos;
+        ledgers += i64::from(k);
     }
-    (end > start).then_some((start as usize, end as usize))
+    (end > start).then_some((start as usize, end as usize, ledgers))
 }
 
 /// The trailer if it is usable, else the sizes `scan` computes, with the reason.

@@ -30,8 +30,11 @@ pub(crate) struct EntryLogFraming {
     /// Where the ledgers map the header points at starts, when the file bears the
     /// header out (map records frame there, or the map's first size field or the
     /// file's length is what the header's ledger count gives): from there on only
-    /// map records may be, so a damaged map never reads as entries.
+    /// map records may be, so a damaged map never reads as entries...
     map_start: Option<usize>,
+    /// ...up to here, where map records listing every ledger the header counts end
+    /// (what follows a complete map is no map: blocks of the log copied there, say).
+    map_end: usize,
     /// 0xF0 in the direct layout, whose writer pads each flush to a 4 KiB boundary;
     /// none in the legacy layout, whose writer never pads.
     fill: Option<u8>,
@@ -44,15 +47,25 @@ impl EntryLogFraming {
             EntryLogLayout::Direct => Some(PADDING_BYTE),
             EntryLogLayout::Legacy => None,
         };
-        let map_start = header.and_then(|h| trusted_map_start(source, h, layout, fill));
-        EntryLogFraming { options: options.clone(), map_start, fill }
+        let (map_start, map_end) = match header.and_then(|h| trusted_map(source, h, layout, fill)) {
+            Some((start, end)) => (Some(start), end),
+            None => (None, usize::MAX),
+        };
+        EntryLogFraming { options: options.clone(), map_start, map_end, fill }
+    }
+
+    /// Whether `p` lies in the map region (where only map records may be).
+    fn in_map(&self, p: usize) -> bool {
+        self.map_start.is_some_and(|m| p >= m) && p < self.map_end
     }
 }
 
-/// The header's map offset, when the file bears it out (see `map_start`).
-fn trusted_map_start(source: &dyn ReadAt, header: &EntryLogHeader, layout: EntryLogLayout, fill: Option<u8>) -> Option<usize> {
-    if let Some((start, _)) = map_region(source, header, layout, fill) {
-        return Some(start);
+/// The header's map offset, when the file bears it out, and where the map ends when
+/// its records list every ledger the header counts (see `map_start`).
+fn trusted_map(source: &dyn ReadAt, header: &EntryLogHeader, layout: EntryLogLayout, fill: Option<u8>) -> Option<(usize, usize)> {
+    if let Some((start, end, ledgers)) = map_region(source, header, layout, fill) {
+        let complete = header.ledgers_count > 0 && ledgers == i64::from(header.ledgers_count);
+        return Some((start, if complete { end } else { usize::MAX }));
     }
     let start = crate::files::entry_log::ledgers_map::map_offset(header, layout, source.len()).ok()??;
     let count = i64::from(header.ledgers_count);
@@ -62,10 +75,15 @@ fn trusted_map_start(source: &dyn ReadAt, header: &EntryLogHeader, layout: Entry
     let batch = LEDGERS_MAP_MAX_BATCH as i64;
     let first_size = 20 + 16 * count.min(batch);
     let total = 24 * ((count + batch - 1) / batch) + 16 * count;
-    let mut size = [0u8; 4];
-    let size_matches = source.read_at(start, &mut size).ok() == Some(4) && i64::from(i32::from_be_bytes(size)) == first_size;
-    let length_matches = layout == EntryLogLayout::Legacy && source.len() - start == total as u64;
-    (size_matches || length_matches).then_some(start as usize)
+    let mut head = [0u8; 5];
+    let got = source.read_at(start, &mut head).ok();
+    let size_matches = got.is_some_and(|n| n >= 4) && i64::from(i32::from_be_bytes(head[..4].try_into().expect("4 bytes"))) == first_size;
+    // The length alone is not enough: a block duplicated and one cut further on
+    // leave it as it was with entries at the header's offset. A map's first record
+    // starts with the map's ledger id -1, or its size field is zeroed.
+    let looks_like_map = got == Some(5) && (head[4] == 0xFF || head[..4] == [0; 4]);
+    let length_matches = layout == EntryLogLayout::Legacy && source.len() - start == total as u64 && looks_like_map;
+    (size_matches || length_matches).then_some((start as usize, usize::MAX))
 }
 
 pub(crate) fn map_verdict(head: &[u8], n: usize) -> Verdict {
@@ -106,7 +124,7 @@ impl Framing for EntryLogFraming {
         let head = v.get(body.min(len), len.min(body + 41).saturating_sub(body.min(len)))?;
         let (kind, verdict) = if head.first() == Some(&0xFF) {
             (RecordKind::LedgersMap, map_verdict(head, n))
-        } else if self.map_start.is_some_and(|m| p >= m) && !head.is_empty() {
+        } else if self.in_map(p) && !head.is_empty() {
             return Ok(Check::Bad(GapKind::InsideMap));
         } else {
             (RecordKind::Entry, entry_verdict(head, n, strict))
@@ -143,7 +161,7 @@ impl Framing for EntryLogFraming {
 
     fn may_sync(&self, p: usize, kind: RecordKind) -> bool {
         match self.map_start {
-            Some(start) if p > start => kind == RecordKind::LedgersMap,
+            Some(start) if p > start && p < self.map_end => kind == RecordKind::LedgersMap,
             _ => true,
         }
     }

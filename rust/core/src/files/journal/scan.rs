@@ -159,6 +159,28 @@ impl Framing for JournalFraming {
         Ok(entry_verifies(&self.options, v.get(p + 4, end - p - 4)?))
     }
 
+    /// A padding record whose marker, length and aligned end are intact: its zeros
+    /// damaged, or cut by the end of the file (then what is left of them is zeros).
+    fn ends_chain(&self, v: &View<'_>, q: usize) -> Fetch<bool> {
+        let len = v.len();
+        if q + 4 > len || v.i32_at(q)? != PADDING_MASK {
+            return Ok(false);
+        }
+        let zeros_to_end = |from: usize| -> Fetch<bool> { Ok(first_not(v.get(from, len - from)?, 0, len - from, 0) == len - from) };
+        if q + 8 > len {
+            return zeros_to_end(q + 4);
+        }
+        let pad = v.i32_at(q + 4)?;
+        if pad < 0 || pad as usize > MAX_PADDING {
+            return Ok(false);
+        }
+        let end = q + 8 + pad as usize;
+        if end > len {
+            return zeros_to_end(q + 8);
+        }
+        Ok(end & (ALIGNMENT_UNIT - 1) == 0)
+    }
+
     fn known_boundary(&self, q: usize) -> bool {
         self.mark == Some(q)
     }
