@@ -789,13 +789,13 @@ def _dummy_verified(r, places):
 
 def _tail_gone(dm, n, last_mark_given):
     """Whether the damage left only zeros from `n` to the end of the file (at least a
-    whole size field): a journal without its lastMark, or an entry log without its
-    ledgers map, ends like that when it is intact."""
+    whole size field): a journal without its lastMark (or past it: its preallocated
+    tail), or an entry log without its ledgers map, ends like that when it is intact."""
     o = dm.original
     if len(dm.data) - n < 4 or dm.data[n:].count(0) != len(dm.data) - n:
         return False
     if o.kind == "journal":
-        return not last_mark_given
+        return not last_mark_given or n >= o.last_mark
     return o.map_ledgers is None or dm.map_changed
 
 
@@ -909,9 +909,12 @@ def judge(dm, answers, out: Outcome, cuts, last_mark_given=False):
         if rec.digest in ("dummy", "hmac_nopw") and last and all(i < 4 for i in diff):
             out.counts["size field of an unverifiable last record (padding or zeros after it)"] += 1
             continue
-        if rec.digest in ("dummy", "hmac_nopw") and any(r[OFF] <= n + rec.span and n <= _row_end(r) for r in flagged):
+        # (Where the reader framed it: a size field one too large ends it a byte on.)
+        framed_end = max([n + rec.span] + [_row_end(r) for r in at])
+        if rec.digest in ("dummy", "hmac_nopw") and any(r[OFF] <= framed_end and n <= _row_end(r) for r in flagged):
             # Such an entry is flagged by what its damage does around it (a size field
-            # one short leaves a byte behind it, flagged there).
+            # one short leaves a byte behind it, flagged there; one too large takes the
+            # next record's first byte, and the rest of it is flagged).
             out.counts["damaged DUMMY or password-less HMAC entry flagged next to it"] += 1
             continue
         inside = [r for r in rows if r[TYPE] != "damage" and r[ERR] is None and r[OFF] < n < _row_end(r)

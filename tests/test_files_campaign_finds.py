@@ -543,3 +543,25 @@ def test_records_before_journal_padding_cut_short_or_damaged_are_confirmed(tmp_p
     got = rows(bkcodec.read_journal(path), "offset", "record_type", "error_kind")
     assert (offsets[2], "entry", None) in got and (offsets[3], "ledger_key", None) in got
     assert got[0] == (offsets[0], "entry", None) and got[1][:2] == (offsets[1], "damage")
+
+
+@pytest.mark.parametrize("digest", [{"digest_type": "hmac", "password": b"other"}, {"digest_type": "dummy"}])
+def test_v2_entry_without_a_digest_to_check_is_checked_by_its_length_chain(tmp_path, digest):
+    # V2 entries keep the ledger's running length as V1 ones do, but only V1 ones
+    # were held to it: a V2 HMAC entry without its password (or a DUMMY one) whose
+    # size field was one short, its tail zeros, was returned as intact.
+    path = tmp_path / "1.txn"
+    entries = ledger(192093235675, 3, 500, scope_id=4, **digest)
+    # The same ids in another scope: a ledger of its own, whose chain is its own.
+    entries += ledger(192093235675, 2, 70, scope_id=5, **digest)
+    with bkcodec.JournalWriter(path, version=4) as w:
+        offsets = [w.add_entry(e) for e in entries]
+    data = bytearray(path.read_bytes())
+    clean = rows(bkcodec.read_journal(path, password=b"secret"), "offset", "error_kind")
+    assert clean == [(o, None) for o in offsets]
+    size = struct.unpack_from(">i", data, offsets[0])[0]
+    struct.pack_into(">i", data, offsets[0], size - 1)
+    path.write_bytes(bytes(data))
+    got = rows(bkcodec.read_journal(path, password=b"secret"), "offset", "error_kind")
+    assert got[0] == (offsets[0], "length_mismatch")
+    assert [(o, None) for o in offsets[1:]] == [r for r in got if r[0] in offsets[1:]]

@@ -233,6 +233,8 @@ pub struct DigestChecker {
     settings: Vec<Setting>,
     by_ledger: HashMap<i64, usize>,
     ledgers: HashMap<i64, LedgerState>,
+    /// The last V2 entry of each (scope, ledger) whose length chain held: (entry id, length).
+    v2_last: HashMap<(i64, i64), (i64, i64)>,
     recent: Vec<(i64, DigestType)>,
 }
 
@@ -266,6 +268,7 @@ impl DigestChecker {
             settings,
             by_ledger,
             ledgers: HashMap::new(),
+            v2_last: HashMap::new(),
             recent: vec![(-1, DigestType::Dummy); RECENT_SLOTS],
         }
     }
@@ -460,12 +463,16 @@ impl DigestChecker {
         // (Pulsar's); when that fails it cannot be checked, unless the ledger's
         // entries verified with it before. (Named HMAC is checked with the password
         // given, empty or not, as BookKeeper checks it.)
-        if dt == DigestType::Hmac && !setting.password_given && !learned && setting.policy == DigestPolicy::Auto {
-            return Outcome::Framed(checked(Verdict::Unchecked(Unchecked::NoPassword)), None);
-        }
         // A V2 HMAC ledger whose entries the password given never verifies has another
         // (see `LookAhead::finish`): unchecked, as for a V1 ledger.
-        if dt == DigestType::Hmac && !learned && setting.policy == DigestPolicy::Auto && self.password_fails(view.ledger_id()) {
+        let no_password = !setting.password_given || self.password_fails(view.ledger_id());
+        if dt == DigestType::Hmac && !learned && setting.policy == DigestPolicy::Auto && no_password {
+            // Its length chain is what can be checked (as for DUMMY): a size or length
+            // field one off is damage, not another password.
+            let chain_len = self.chain_digest_len(view, bytes.len(), true);
+            if let Some(d) = chain_len.filter(|&d| self.dummy_chains && d != DigestType::Hmac.len() as i64) {
+                return Outcome::Framed(checked(Verdict::Mismatch), Some(hmac_chain_error(view, d)));
+            }
             return Outcome::Framed(checked(Verdict::Unchecked(Unchecked::NoPassword)), None);
         }
         Outcome::Framed(checked(Verdict::Mismatch), Some(entry.digest_mismatch()))
@@ -609,23 +616,35 @@ impl DigestChecker {
     /// The digest length this entry's length chain gives (see the module notes),
     /// recording the entry as its ledger's last. `record` false only looks.
     fn chain_digest_len(&mut self, view: &HeaderView<'_>, entry_len: usize, record: bool) -> Option<i64> {
-        if view.format() != EntryFormat::V1 {
-            return None;
-        }
         let (ledger_id, entry_id, length) = (view.ledger_id(), view.entry_id(), view.length());
-        let state = self.ledgers.entry(ledger_id).or_default();
-        let previous_length = match (entry_id, state.last) {
+        // A V2 header keeps the running length as V1 does, after its longer header;
+        // its ledger is named by scope too, and its type is declared, not inferred.
+        let v1 = view.format() == EntryFormat::V1;
+        let last = if v1 {
+            self.ledgers.get(&ledger_id).and_then(|s| s.last)
+        } else {
+            self.v2_last.get(&(view.scope_id(), ledger_id)).copied()
+        };
+        let previous_length = match (entry_id, last) {
             (0, _) => Some(0),
             (e, Some((last_id, last_length))) if last_id == e - 1 => Some(last_length),
             _ => None,
         };
         let d = previous_length
             .and_then(|prev| length.checked_sub(prev))
-            .and_then(|payload| (entry_len as i64 - V1_HEADER_LEN as i64).checked_sub(payload));
+            .and_then(|payload| (entry_len as i64 - view.format().header_len() as i64).checked_sub(payload));
         if record {
             // An entry whose chain breaks is not the next one's link: its length
             // field may be what is damaged.
-            if d.is_none_or(|d| type_of_digest_len(d).is_some()) {
+            let link = d.is_none_or(|d| type_of_digest_len(d).is_some());
+            if !v1 {
+                if link {
+                    self.v2_last.insert((view.scope_id(), ledger_id), (entry_id, length));
+                }
+                return d;
+            }
+            let state = self.ledgers.entry(ledger_id).or_default();
+            if link {
                 state.last = Some((entry_id, length));
             }
             if let Some(dt) = d.and_then(type_of_digest_len) {
