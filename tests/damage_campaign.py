@@ -284,6 +284,7 @@ class Original:
     bad_spans: list = field(default_factory=list)  # damage the original has already
     data_end: int = 0  # where the last record ends
     last_mark: int | None = None  # a journal's lastMark offset
+    pads: list = field(default_factory=list)  # a journal's padding records, (offset, span)
 
     def record_bytes(self, r):
         return self.data[r.offset : r.offset + r.span]
@@ -434,6 +435,9 @@ def _from_file(name, kind, path, offsets, told, digests):
                               digests.get(r[LID]) if r[TYPE] == "entry" else None, version, t[PAY]))
     o = Original(name, kind, Path(path).name, data, records, 0, told=told,
                  bad_spans=[(r[OFF], r[OFF] + 4 + r[SIZE]) for r in bad])
+    if kind == "journal":
+        padded = _rows(_open(kind, path, dict(kw, include_padding=True)).read_all(), kind)
+        o.pads = [(r[OFF], 4 + r[SIZE]) for r in padded if r[TYPE] == "padding"]
     o.data_end = max([r.offset + r.span for r in records] + [b for _, b in o.bad_spans] + [o.data_start])
     if kind == "entry_log":
         try:
@@ -669,6 +673,20 @@ def _changed_bytes(dm, n, rec):
     return diff
 
 
+def _damaged_pads(dm):
+    """Spans of the damaged file holding a journal padding record whose bytes
+    changed (padding is no row, so no record placement covers it)."""
+    o = dm.original
+    out = []
+    for offset, span in o.pads:
+        for oa, ob, na in dm.segments:
+            if oa <= offset < ob:
+                n = na + offset - oa
+                if dm.data[n : n + span] != o.data[offset : offset + span]:
+                    out.append((n, n + span))
+    return out
+
+
 def _orphans(dm):
     """Spans of the damaged file holding the tail of a record whose start is gone
     (cut away, or left behind a deleted or duplicated block)."""
@@ -792,7 +810,9 @@ def _tail_gone(dm, n, last_mark_given):
     whole size field): a journal without its lastMark (or past it: its preallocated
     tail), or an entry log without its ledgers map, ends like that when it is intact."""
     o = dm.original
-    if len(dm.data) - n < 4 or dm.data[n:].count(0) != len(dm.data) - n:
+    # (The zeros may start before `n`: a run of them to the end, as long as a size field.)
+    start = len(dm.data.rstrip(b"\0"))
+    if n < start or len(dm.data) - min(n, start) < 4:
         return False
     if o.kind == "journal":
         return not last_mark_given or n >= o.last_mark
@@ -934,7 +954,7 @@ def judge(dm, answers, out: Outcome, cuts, last_mark_given=False):
 
     # No flagged row where nothing was damaged.
     disturbed = list(dm.changed) + [(n, n + rec.span) for n, rec, intact in places if not intact]
-    disturbed += [(a, b) for a, b in o.bad_spans] + _orphans(dm) + unconfirmed
+    disturbed += [(a, b) for a, b in o.bad_spans] + _orphans(dm) + _damaged_pads(dm) + unconfirmed
     for a, b in dm.changed:
         if a == b:
             disturbed.append((a - 1, a + 1))
@@ -994,12 +1014,16 @@ def judge(dm, answers, out: Outcome, cuts, last_mark_given=False):
                     continue
                 out.fail("damaged record verified with its type told", dm, r)
 
-    # verify=False flags no digest.
+    # verify=False flags no digest, and frames every record as the verified read does
+    # (it computes the digests that confirm framing, only not reporting them).
     if unverified is not None:
         for r in unverified[1]:
             if r[EK] in ("digest_mismatch", "length_mismatch"):
                 out.fail("verify=False flagged a digest", dm, r)
                 break
+        framed = [(r[OFF], r[SIZE], r[TYPE]) for r in unverified[1]]
+        if framed != [(r[OFF], r[SIZE], r[TYPE]) for r in rows]:
+            out.fail("verify=False framed otherwise than the verified read", dm, framed)
 
     # Raising: the rows before the first flagged one, then its error.
     if raised is not None:

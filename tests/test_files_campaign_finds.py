@@ -11,6 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 import bkcodec
@@ -565,3 +566,36 @@ def test_v2_entry_without_a_digest_to_check_is_checked_by_its_length_chain(tmp_p
     got = rows(bkcodec.read_journal(path, password=b"secret"), "offset", "error_kind")
     assert got[0] == (offsets[0], "length_mismatch")
     assert [(o, None) for o in offsets[1:]] == [r for r in got if r[0] in offsets[1:]]
+
+
+def test_same_ledger_id_in_two_scopes_is_two_ledgers_to_the_digest_check(tmp_path):
+    # What the checker learns of a ledger (its type, whether the password given is
+    # its) was kept by ledger id alone: scope 2's ledger 7 verifying with the password
+    # given made scope 1's ledger 7, of another password, read as damaged.
+    a = ledger(7, 3, 50, digest_type="hmac", password=b"tenant-a", scope_id=1)
+    b = ledger(7, 3, 50, digest_type="hmac", password=b"secret", scope_id=2)
+    path = tmp_path / "5.log"
+    for order in (a + b, b + a, [x for pair in zip(a, b) for x in pair]):
+        write_log(path, order)
+        got = rows(bkcodec.read_entry_log(path, password=b"secret"), "scope_id", "entry_id", "digest_ok", "error_kind")
+        assert sorted(got) == [(1, e, None, None) for e in range(3)] + [(2, e, True, None) for e in range(3)]
+        decoded = bkcodec.decode_entries(pa.array(order, pa.binary()), password=b"secret").to_pylist()
+        assert sorted((r["scope_id"], r["entry_id"], r["digest_ok"]) for r in decoded) == [(1, e, None) for e in range(3)] + [(2, e, True) for e in range(3)]
+
+
+def test_direct_log_whose_dummy_record_is_overwritten_is_read_as_direct(tmp_path):
+    # 0xF0 written over the header block's dummy record (not its fields) made the log
+    # read as a legacy one: its flush padding was then flagged as damage, over and over.
+    path = tmp_path / "5.log"
+    entries = [bkcodec.encode_entry(41, i, i - 1, 1000 * (i + 1), bytes([i + 1]) * 1000, digest_type="crc32c") for i in range(12)]
+    with bkcodec.EntryLogWriter(path, 5, layout="direct") as w:
+        for i, e in enumerate(entries):
+            w.add_entry(e)
+            if i % 3 == 2:
+                w.flush()  # padding to the next 4 KiB boundary
+    data = bytearray(path.read_bytes())
+    data[129:1918] = b"\xf0" * (1918 - 129)
+    path.write_bytes(bytes(data))
+    assert bkcodec.entry_log_header(path).layout == "direct"
+    got = rows(bkcodec.read_entry_log(path), "entry_id", "digest_ok", "error_kind")
+    assert got == [(i, True, None) for i in range(12)]

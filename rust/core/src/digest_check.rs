@@ -116,25 +116,25 @@ pub enum Outcome {
 /// entries that do not verify with the password given.
 #[derive(Debug, Clone)]
 pub struct LookAhead {
-    ledger_id: i64,
+    key: LedgerKey,
     last: Option<(i64, i64)>,
     chained: Option<DigestType>,
 }
 
 impl LookAhead {
-    pub fn new(ledger_id: i64) -> LookAhead {
-        LookAhead { ledger_id, last: None, chained: None }
+    pub fn new(key: LedgerKey) -> LookAhead {
+        LookAhead { key, last: None, chained: None }
     }
 
     /// Considers an entry further on; true once the ledger's type is certain (an
     /// entry of it verified), when looking further is pointless.
     pub fn consider(&mut self, checker: &mut DigestChecker, bytes: &[u8]) -> bool {
         let Some((h, _)) = HeaderView::read(bytes) else { return false };
-        if h.ledger_id() != self.ledger_id {
+        if ledger_key(&h) != self.key {
             return false;
         }
         if let Some(dt) = checker.probe(bytes) {
-            checker.learn_verified(self.ledger_id, dt);
+            checker.learn_verified(self.key, dt);
             return true;
         }
         if h.format() != EntryFormat::V1 {
@@ -160,17 +160,26 @@ impl LookAhead {
     /// the password given is not its (its entries are unchecked, not damaged one by
     /// one: a ledger of one entry is no exception).
     pub fn finish(self, checker: &mut DigestChecker) {
-        if checker.verified_ledger(self.ledger_id) {
+        if checker.verified_ledger(self.key) {
             return;
         }
         if let Some(dt) = self.chained {
-            let state = checker.ledgers.entry(self.ledger_id).or_default();
+            let state = checker.ledgers.entry(self.key).or_default();
             if state.chained.is_none() {
                 state.chained = Some(dt);
             }
         }
-        checker.ledgers.entry(self.ledger_id).or_default().password_fails = true;
+        checker.ledgers.entry(self.key).or_default().password_fails = true;
     }
+}
+
+/// A ledger as the checker keeps what it learns of it: (scope, ledger id). V1
+/// entries are scope 0. Ledgers of two scopes are two ledgers, with their own
+/// types, passwords and length chains.
+pub type LedgerKey = (i64, i64);
+
+fn ledger_key(view: &HeaderView<'_>) -> LedgerKey {
+    (view.scope_id(), view.ledger_id())
 }
 
 /// One (policy, password) setting and its keyed digesters.
@@ -232,9 +241,7 @@ pub struct DigestChecker {
     /// The default first, then the distinct settings of ledgers with metadata.
     settings: Vec<Setting>,
     by_ledger: HashMap<i64, usize>,
-    ledgers: HashMap<i64, LedgerState>,
-    /// The last V2 entry of each (scope, ledger) whose length chain held: (entry id, length).
-    v2_last: HashMap<(i64, i64), (i64, i64)>,
+    ledgers: HashMap<LedgerKey, LedgerState>,
     recent: Vec<(i64, DigestType)>,
 }
 
@@ -268,7 +275,6 @@ impl DigestChecker {
             settings,
             by_ledger,
             ledgers: HashMap::new(),
-            v2_last: HashMap::new(),
             recent: vec![(-1, DigestType::Dummy); RECENT_SLOTS],
         }
     }
@@ -305,7 +311,7 @@ impl DigestChecker {
         match self.recent[slot] {
             (id, dt) if id == ledger_id => Some(dt),
             _ => {
-                let dt = self.ledgers.get(&ledger_id)?.verified?;
+                let dt = self.ledgers.get(&(0, ledger_id))?.verified?;
                 self.recent[slot] = (ledger_id, dt);
                 Some(dt)
             }
@@ -465,7 +471,7 @@ impl DigestChecker {
         // given, empty or not, as BookKeeper checks it.)
         // A V2 HMAC ledger whose entries the password given never verifies has another
         // (see `LookAhead::finish`): unchecked, as for a V1 ledger.
-        let no_password = !setting.password_given || self.password_fails(view.ledger_id());
+        let no_password = !setting.password_given || self.password_fails(ledger_key(view));
         if dt == DigestType::Hmac && !learned && setting.policy == DigestPolicy::Auto && no_password {
             // Its length chain is what can be checked (as for DUMMY): a size or length
             // field one off is damage, not another password.
@@ -484,7 +490,7 @@ impl DigestChecker {
         let header = view.to_header();
         let setting = self.setting_of(ledger_id).clone();
         // What the ledger's earlier entries showed, then this entry's own chain.
-        let prior = self.ledgers.get(&ledger_id).copied().unwrap_or_default();
+        let prior = self.ledgers.get(&ledger_key(view)).copied().unwrap_or_default();
         let chain_len = self.chain_digest_len(view, bytes.len(), true);
         let chained = chain_len.and_then(type_of_digest_len);
         let prior_chained = if prior.chains_disagree { None } else { prior.chained };
@@ -504,7 +510,7 @@ impl DigestChecker {
         for &dt in candidates {
             let Some(entry) = Entry::frame(bytes, Some(dt)) else { continue };
             if entry.digest_matches(setting.digester(dt)) {
-                self.learn_verified(ledger_id, dt);
+                self.learn_verified(ledger_key(view), dt);
                 // Inference computed the digest, so its answer is a verdict either way.
                 let verdict = Verdict::Verified;
                 let payload_at = entry.payload_offset() as u32;
@@ -512,7 +518,7 @@ impl DigestChecker {
             }
         }
         if !setting.password_given && candidates.contains(&DigestType::Hmac) && believed == Some(DigestType::Hmac) {
-            self.ledgers.entry(ledger_id).or_default().empty_key_failed = true;
+            self.ledgers.entry(ledger_key(view)).or_default().empty_key_failed = true;
         }
         let Some(dt) = believed else {
             let unknown = CheckedEntry { header, digest_type: None, payload_at: 0, verdict: Verdict::Unchecked(Unchecked::UnknownType) };
@@ -580,22 +586,23 @@ impl DigestChecker {
 
     /// Whether look-ahead found that the password given verifies none of the
     /// ledger's entries.
-    fn password_fails(&self, ledger_id: i64) -> bool {
-        self.ledgers.get(&ledger_id).is_some_and(|s| s.password_fails && s.verified.is_none())
+    fn password_fails(&self, key: LedgerKey) -> bool {
+        self.ledgers.get(&key).is_some_and(|s| s.password_fails && s.verified.is_none())
     }
 
     /// Whether entries of a V1 ledger under inference verified (so its type is
     /// certain).
-    pub fn verified_ledger(&self, ledger_id: i64) -> bool {
-        self.ledgers.get(&ledger_id).is_some_and(|s| s.verified.is_some())
+    pub fn verified_ledger(&self, key: LedgerKey) -> bool {
+        self.ledgers.get(&key).is_some_and(|s| s.verified.is_some())
     }
 
     /// The ledger whose entries further on should be looked at, after `outcome`:
     /// an entry under inference that did not verify, of a ledger whose entries never
     /// have (once per ledger is enough; the caller keeps track).
-    pub fn needs_look_ahead(&self, outcome: &Outcome) -> Option<i64> {
+    pub fn needs_look_ahead(&self, outcome: &Outcome) -> Option<LedgerKey> {
         let Outcome::Framed(c, _) = outcome else { return None };
         let ledger_id = c.header.ledger_id;
+        let key = (c.header.scope_id, ledger_id);
         // A V2 entry declares its type; an HMAC one that failed may have another
         // password than the one given.
         let learns = c.header.format == EntryFormat::V1
@@ -603,51 +610,43 @@ impl DigestChecker {
         (learns
             && c.verdict != Verdict::Verified
             && self.setting_of(ledger_id).policy == DigestPolicy::Auto
-            && !self.verified_ledger(ledger_id))
-        .then_some(ledger_id)
+            && !self.verified_ledger(key))
+        .then_some(key)
     }
 
-    fn learn_verified(&mut self, ledger_id: i64, dt: DigestType) {
-        let state = self.ledgers.entry(ledger_id).or_default();
+    fn learn_verified(&mut self, key: LedgerKey, dt: DigestType) {
+        let state = self.ledgers.entry(key).or_default();
         state.verified = Some(dt);
-        self.recent[recent_slot(ledger_id)] = (ledger_id, dt);
+        // (The cache serves V1 ledgers, whose scope is 0.)
+        if key.0 == 0 {
+            self.recent[recent_slot(key.1)] = (key.1, dt);
+        }
     }
 
     /// The digest length this entry's length chain gives (see the module notes),
     /// recording the entry as its ledger's last. `record` false only looks.
     fn chain_digest_len(&mut self, view: &HeaderView<'_>, entry_len: usize, record: bool) -> Option<i64> {
-        let (ledger_id, entry_id, length) = (view.ledger_id(), view.entry_id(), view.length());
-        // A V2 header keeps the running length as V1 does, after its longer header;
-        // its ledger is named by scope too, and its type is declared, not inferred.
-        let v1 = view.format() == EntryFormat::V1;
-        let last = if v1 {
-            self.ledgers.get(&ledger_id).and_then(|s| s.last)
-        } else {
-            self.v2_last.get(&(view.scope_id(), ledger_id)).copied()
-        };
-        let previous_length = match (entry_id, last) {
+        let (entry_id, length) = (view.entry_id(), view.length());
+        let key = ledger_key(view);
+        let previous_length = match (entry_id, self.ledgers.get(&key).and_then(|s| s.last)) {
             (0, _) => Some(0),
             (e, Some((last_id, last_length))) if last_id == e - 1 => Some(last_length),
             _ => None,
         };
+        // (A V2 header keeps the running length as V1 does, after its longer header.)
         let d = previous_length
             .and_then(|prev| length.checked_sub(prev))
             .and_then(|payload| (entry_len as i64 - view.format().header_len() as i64).checked_sub(payload));
         if record {
+            let state = self.ledgers.entry(key).or_default();
             // An entry whose chain breaks is not the next one's link: its length
             // field may be what is damaged.
-            let link = d.is_none_or(|d| type_of_digest_len(d).is_some());
-            if !v1 {
-                if link {
-                    self.v2_last.insert((view.scope_id(), ledger_id), (entry_id, length));
-                }
-                return d;
-            }
-            let state = self.ledgers.entry(ledger_id).or_default();
-            if link {
+            if d.is_none_or(|d| type_of_digest_len(d).is_some()) {
                 state.last = Some((entry_id, length));
             }
-            if let Some(dt) = d.and_then(type_of_digest_len) {
+            // (What the chain says of the type matters to V1 entries only: V2 ones
+            // declare it.)
+            if let Some(dt) = d.and_then(type_of_digest_len).filter(|_| view.format() == EntryFormat::V1) {
                 match state.chained {
                     Some(prev) if prev != dt => state.chains_disagree = true,
                     _ => state.chained = Some(dt),

@@ -78,7 +78,7 @@ pub struct EntryDecoder {
     /// A group's rows, checked in place.
     run: Vec<ScannedEntry>,
     /// Ledgers whose type was looked for in later entries (once each).
-    looked_ahead: std::collections::HashSet<i64>,
+    looked_ahead: std::collections::HashSet<crate::digest_check::LedgerKey>,
 }
 
 /// How many entries after an entry of an unknown ledger are looked at for its type.

@@ -22,7 +22,7 @@
 
 use std::sync::Arc;
 
-use crate::digest_check::{CheckedEntry, DigestChecker, LookAhead, Outcome, Verdict, GROUP_LEN};
+use crate::digest_check::{CheckedEntry, DigestChecker, LedgerKey, LookAhead, Outcome, Verdict, GROUP_LEN};
 use crate::error::{Error, ErrorKind, Result};
 use crate::files::framing::{Chain, Framing, Step};
 use crate::files::gap::{Gap, GapKind};
@@ -168,7 +168,12 @@ pub(crate) struct RecordScan<F: RecordFormat> {
     window: Window,
     framing: F,
     chain: Chain,
+    /// Checks digests whatever the read asked: a digest that verifies confirms a
+    /// record where framing alone would look ahead, so an unverified read frames as
+    /// fast (and as well) as a verified one. Only its rows do not say.
     checker: DigestChecker,
+    /// Whether rows give the digests' verdicts (`verify`); else they are "not asked".
+    report_digests: bool,
     raise: bool,
     retain: bool,
     /// The first byte the current batch's rows point into.
@@ -196,7 +201,7 @@ pub(crate) struct RecordScan<F: RecordFormat> {
     /// A step taken but not yet turned into a row (its record was not in the window).
     held_step: Option<Step<F::Kind>>,
     /// Ledgers whose type the scan looked ahead for (once each).
-    looked_ahead: std::collections::HashSet<i64>,
+    looked_ahead: std::collections::HashSet<LedgerKey>,
     /// Warming up (see the module notes): the walk is before the range; the range's
     /// own walk.
     warm: Option<Chain>,
@@ -205,13 +210,14 @@ pub(crate) struct RecordScan<F: RecordFormat> {
 
 impl<F: RecordFormat> RecordScan<F> {
     pub(crate) fn new(source: Arc<dyn ReadAt>, framing: F, chain: Chain, settings: &ScanSettings) -> Result<Self> {
-        let checker = DigestChecker::new(&settings.digests, settings.verify).with_dummy_chains();
+        let checker = DigestChecker::new(&settings.digests, true).with_dummy_chains();
         let records_end = chain.position();
         Ok(RecordScan {
             window: Window::new(source)?,
             framing,
             chain,
             checker,
+            report_digests: settings.verify,
             raise: settings.raise,
             retain: settings.retain,
             batch_keep: None,
@@ -419,6 +425,11 @@ impl<F: RecordFormat> RecordScan<F> {
             return Ok(false);
         }
         self.run.truncate(k);
+        if !self.report_digests {
+            for e in &mut self.run {
+                e.checked.verdict = Verdict::NotAsked;
+            }
+        }
         let (first, last) = (self.records[0].0, self.records[k - 1].1);
         self.chain.accept_verified(first, last);
         self.batch_keep.get_or_insert(first);
@@ -458,14 +469,14 @@ impl<F: RecordFormat> RecordScan<F> {
     }
 
     /// Looks at the entries after the walk's position (a few MiB, a few thousand
-    /// records) for what tells `ledger_id`'s digest type (see [`LookAhead`]).
+    /// records) for what tells `ledger`'s digest type (see [`LookAhead`]).
     /// Framing is not changed by it, only what is learned; `keep` (the entry in
     /// question) stays in the window.
-    fn look_ahead(&mut self, ledger_id: i64, keep: usize) {
+    fn look_ahead(&mut self, ledger: LedgerKey, keep: usize) {
         // (Past the range's end too: what is learned decides no framing.)
         let mut chain = self.chain.unbounded();
         let from = chain.position();
-        let mut learned = LookAhead::new(ledger_id);
+        let mut learned = LookAhead::new(ledger);
         let mut records = 0;
         // With payload views, the batch's rows so far point into the window too.
         let hold = if self.retain { self.batch_keep.map_or(keep, |b| b.min(keep)) } else { keep };
@@ -518,12 +529,12 @@ impl<F: RecordFormat> RecordScan<F> {
                 let bytes = view.get(offset + 4, end - offset - 4).expect("a step's record is in the window");
                 self.batch_bytes += bytes.len();
                 let mut outcome = self.checker.check_one(bytes);
-                if let Some(ledger_id) = self.checker.needs_look_ahead(&outcome) {
+                if let Some(ledger) = self.checker.needs_look_ahead(&outcome) {
                     // The first entry of a ledger seen here did not verify (damaged, or
                     // of a type the digests cannot tell): the ledger's entries further
                     // on may say which.
-                    if self.looked_ahead.insert(ledger_id) {
-                        self.look_ahead(ledger_id, offset);
+                    if self.looked_ahead.insert(ledger) {
+                        self.look_ahead(ledger, offset);
                         {
                             if !self.window.view().in_window(offset, end - offset) {
                                 self.fetch_whole(Need::new(offset, end - offset))?;
@@ -543,6 +554,13 @@ impl<F: RecordFormat> RecordScan<F> {
                     }
                     if !self.window.view().in_window(offset, end - offset) {
                         self.fetch_whole(Need::new(offset, end - offset))?;
+                    }
+                }
+                if !self.report_digests {
+                    // Unverified reads say nothing of digests (what the digest check
+                    // found of the entry's own framing, a length chain, neither).
+                    if let Outcome::Framed(checked, _) = outcome {
+                        outcome = Outcome::Framed(CheckedEntry { verdict: Verdict::NotAsked, ..checked }, None);
                     }
                 }
                 let view = self.window.view();

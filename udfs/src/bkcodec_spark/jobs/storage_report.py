@@ -67,10 +67,9 @@ def _counted(path: str, password: str) -> dict[tuple[int, int], tuple[int, int]]
     location: a damaged span has none, an entry whose digest fails still counts, as in
     BookKeeper's map)."""
     totals: dict[tuple[int, int], tuple[int, int]] = {}
-    # Digests checked though their results go unused: the reader frames entries it can
-    # verify fastest (without digests it confirms each size field by the chain of entry
-    # lengths: 4 logs of 334,059 entries counted in 0.61 s unverified, 0.34 s verified).
-    with bkcodec.read_entry_log(path, payload="none", password=password) as reader:
+    # Unverified: the counts need framing only (the reader still computes the digests
+    # that confirm it, and the password frames HMAC ledgers).
+    with bkcodec.read_entry_log(path, payload="none", password=password, verify=False) as reader:
         for batch in reader:
             entries = pa.Table.from_batches([batch]).filter(
                 pc.and_(pc.is_valid(batch["ledger_id"]), pc.is_valid(batch["location"]))

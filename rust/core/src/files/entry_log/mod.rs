@@ -18,6 +18,7 @@ use crate::bytes::{i32_at, i64_at, slice_at};
 use crate::error::{Error, ErrorKind, Result};
 use crate::files::framing::{Chain, ScanOptions};
 use crate::files::gap::{Gap, GapKind};
+use crate::files::plausible::{entry_verdict, Verdict};
 use crate::files::source::{read_vec_at, ReadAt, SliceSource};
 
 pub const MAGIC: [u8; 4] = *b"BKLO";
@@ -29,7 +30,10 @@ pub const DIRECT_HEADER_LEN: u64 = 4096;
 pub const DIRECT_DUMMY_RECORD_SIZE: i32 = 3068;
 /// Bytes after 1024 that layout detection looks at: up to the first record of a
 /// direct log and its size field.
-const DETECT_LEN: usize = (DIRECT_HEADER_LEN - LEGACY_HEADER_LEN) as usize + 4;
+/// From 1024 to the head of a record at 4096 (its size field and longest header).
+const DETECT_LEN: usize = (DIRECT_HEADER_LEN - LEGACY_HEADER_LEN) as usize + 4 + 41;
+/// The last bytes of a direct log's header block: zeros, unless damaged.
+const HEADER_TAIL: usize = 1024;
 /// Bytes of the header that carry fields; the rest is zeros.
 pub const HEADER_FIELDS_LEN: usize = 20;
 
@@ -48,12 +52,27 @@ pub enum EntryLogLayout {
 /// to a direct log's first record (a source that reads in small requests is asked
 /// for no more than it needs).
 fn detection_bytes(source: &dyn ReadAt) -> Result<Vec<u8>> {
-    const DUMMY_START: usize = 12;
-    let mut bytes = read_vec_at(source, LEGACY_HEADER_LEN, DUMMY_START)?;
-    if bytes.len() == DUMMY_START && bytes.iter().all(|&b| b == 0) {
-        bytes.append(&mut read_vec_at(source, LEGACY_HEADER_LEN + DUMMY_START as u64, DETECT_LEN - DUMMY_START)?);
+    // A size field and the longest header: a direct log's dummy record or a legacy
+    // log's first record settle it (and a small read is all a source that fails
+    // large ones is asked for), anything else needs the block up to 4096.
+    const FIRST: usize = 4 + 41;
+    let mut bytes = read_vec_at(source, LEGACY_HEADER_LEN, FIRST)?;
+    if bytes.len() == FIRST && !dummy_record_at(&bytes, 0) && !record_at(&bytes, 0) {
+        bytes.append(&mut read_vec_at(source, LEGACY_HEADER_LEN + FIRST as u64, DETECT_LEN - FIRST)?);
     }
     Ok(bytes)
+}
+
+/// Whether a direct log's dummy record (3068 bytes of ledger -1) starts at `p`.
+fn dummy_record_at(data: &[u8], p: usize) -> bool {
+    i32_at(data, p).ok() == Some(DIRECT_DUMMY_RECORD_SIZE) && i64_at(data, p + 4).ok() == Some(-1)
+}
+
+/// Whether a record with a strictly plausible entry header starts at `p`.
+fn record_at(data: &[u8], p: usize) -> bool {
+    let Ok(n) = i32_at(data, p) else { return false };
+    let head = data.get(p + 4..).unwrap_or_default();
+    n > 0 && head.len() >= 41 && entry_verdict(&head[..41], n as usize, true) == Verdict::Plausible
 }
 
 impl EntryLogLayout {
@@ -72,15 +91,17 @@ impl EntryLogLayout {
     /// Detects the layout from the dummy record a direct log has at 1024, or, when
     /// that is damaged, from where the records start: nothing but zeros from 1024
     /// and a record at 4096 make a direct log (a legacy log's first record is at
-    /// 1024).
+    /// 1024), and so do no record at 1024, a record at 4096 and zeros in the last
+    /// KiB before it (the dummy record overwritten, the rest of the block intact).
     pub fn detect(data: &[u8]) -> EntryLogLayout {
-        let dummy = i32_at(data, LEGACY_HEADER_LEN as usize).ok() == Some(DIRECT_DUMMY_RECORD_SIZE)
-            && i64_at(data, LEGACY_HEADER_LEN as usize + 4).ok() == Some(-1);
         let (legacy, direct) = (LEGACY_HEADER_LEN as usize, DIRECT_HEADER_LEN as usize);
+        let dummy = dummy_record_at(data, legacy);
         let records_at_4096 = data.len() >= direct + 4
             && data[legacy..direct].iter().all(|&b| b == 0)
             && data[direct..direct + 4] != [0; 4];
-        if dummy || records_at_4096 {
+        let block_tail_zeros = data.len() >= direct && data[direct - HEADER_TAIL..direct].iter().all(|&b| b == 0);
+        let moved_records = block_tail_zeros && !record_at(data, legacy) && record_at(data, direct);
+        if dummy || records_at_4096 || moved_records {
             EntryLogLayout::Direct
         } else {
             EntryLogLayout::Legacy
