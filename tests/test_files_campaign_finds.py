@@ -599,3 +599,23 @@ def test_direct_log_whose_dummy_record_is_overwritten_is_read_as_direct(tmp_path
     assert bkcodec.entry_log_header(path).layout == "direct"
     got = rows(bkcodec.read_entry_log(path), "entry_id", "digest_ok", "error_kind")
     assert got == [(i, True, None) for i in range(12)]
+
+
+def test_ledgers_map_is_not_trusted_on_a_size_field_an_entry_has(tmp_path):
+    # The map's offset held an entry after a block was duplicated before it, and that
+    # entry's size field (52: an HMAC entry with no payload) was the one a map of two
+    # ledgers starts with. The map was trusted there on its size alone, and the intact
+    # entries after it were lost as map bytes.
+    path = tmp_path / "5.log"
+    entries = [bkcodec.encode_entry(6, 0, -1, 0, b"", digest_type="hmac", password=b"pw")]
+    entries += ledger(291215438268, 3, 400, digest_type="crc32c")
+    with bkcodec.EntryLogWriter(path, 5, layout="direct") as w:
+        offsets = [bkcodec.split_location(w.add_entry(e))[1] - 4 for e in entries]
+    data = path.read_bytes()
+    header = bkcodec.entry_log_header(path)
+    assert (header.ledgers_map_offset, header.ledgers_count, offsets[0]) == (8192, 2, 4096)
+    assert struct.unpack_from(">i", data, 4096)[0] == 20 + 16 * 2
+    path.write_bytes(data[:8192] + data[4096:])  # block [4096, 8192) twice
+    got = rows(bkcodec.read_entry_log(path, password=b"pw"), "offset", "entry_id", "digest_ok", "error_kind")
+    want = [(o + shift, e, True, None) for shift in (0, 4096) for o, e in zip(offsets, [0, 0, 1, 2])]
+    assert got == want
