@@ -30,8 +30,10 @@ pub const DIRECT_HEADER_LEN: u64 = 4096;
 pub const DIRECT_DUMMY_RECORD_SIZE: i32 = 3068;
 /// Bytes after 1024 that layout detection looks at: up to the first record of a
 /// direct log and its size field.
-/// From 1024 to the head of a record at 4096 (its size field and longest header).
-const DETECT_LEN: usize = (DIRECT_HEADER_LEN - LEGACY_HEADER_LEN) as usize + 4 + 41;
+/// A record's size field and the longest entry header: what [`record_at`] judges.
+pub(crate) const RECORD_HEAD: usize = 4 + 41;
+/// From 1024 to the head of a record at 4096.
+const DETECT_LEN: usize = (DIRECT_HEADER_LEN - LEGACY_HEADER_LEN) as usize + RECORD_HEAD;
 /// The last bytes of a direct log's header block: zeros, unless damaged.
 const HEADER_TAIL: usize = 1024;
 /// Bytes of the header that carry fields; the rest is zeros.
@@ -55,10 +57,9 @@ fn detection_bytes(source: &dyn ReadAt) -> Result<Vec<u8>> {
     // A size field and the longest header: a direct log's dummy record or a legacy
     // log's first record settle it (and a small read is all a source that fails
     // large ones is asked for), anything else needs the block up to 4096.
-    const FIRST: usize = 4 + 41;
-    let mut bytes = read_vec_at(source, LEGACY_HEADER_LEN, FIRST)?;
-    if bytes.len() == FIRST && !dummy_record_at(&bytes, 0) && !record_at(&bytes, 0) {
-        bytes.append(&mut read_vec_at(source, LEGACY_HEADER_LEN + FIRST as u64, DETECT_LEN - FIRST)?);
+    let mut bytes = read_vec_at(source, LEGACY_HEADER_LEN, RECORD_HEAD)?;
+    if bytes.len() == RECORD_HEAD && !dummy_record_at(&bytes, 0) && !record_at(&bytes, 0) {
+        bytes.append(&mut read_vec_at(source, LEGACY_HEADER_LEN + RECORD_HEAD as u64, DETECT_LEN - RECORD_HEAD)?);
     }
     Ok(bytes)
 }
@@ -69,10 +70,10 @@ fn dummy_record_at(data: &[u8], p: usize) -> bool {
 }
 
 /// Whether a record with a strictly plausible entry header starts at `p`.
-fn record_at(data: &[u8], p: usize) -> bool {
+pub(crate) fn record_at(data: &[u8], p: usize) -> bool {
     let Ok(n) = i32_at(data, p) else { return false };
     let head = data.get(p + 4..).unwrap_or_default();
-    n > 0 && head.len() >= 41 && entry_verdict(&head[..41], n as usize, true) == Verdict::Plausible
+    n > 0 && head.len() >= RECORD_HEAD - 4 && entry_verdict(&head[..RECORD_HEAD - 4], n as usize, true) == Verdict::Plausible
 }
 
 impl EntryLogLayout {

@@ -6,7 +6,7 @@ use crate::entry::{decode_entry, parse_header, Entry, EntryHeader};
 use crate::error::Result;
 use crate::files::entry_log::ledgers_map::{map_record_pairs, map_region, MAP_ENTRY_ID, MAP_LEDGER_ID};
 use crate::files::entry_log::writer::PADDING_BYTE;
-use crate::files::entry_log::{EntryLog, EntryLogHeader, EntryLogLayout, LEDGERS_MAP_MAX_BATCH};
+use crate::files::entry_log::{record_at, EntryLog, EntryLogHeader, EntryLogLayout, LEDGERS_MAP_MAX_BATCH, RECORD_HEAD};
 use crate::files::framing::{Chain, Check, Framing, ScanOptions, Step, MAX_SYNC_RECORD};
 use crate::files::gap::{Gap, GapKind};
 use crate::files::location::Location;
@@ -75,14 +75,14 @@ fn trusted_map(source: &dyn ReadAt, header: &EntryLogHeader, layout: EntryLogLay
     let batch = LEDGERS_MAP_MAX_BATCH as i64;
     let first_size = 20 + 16 * count.min(batch);
     let total = 24 * ((count + batch - 1) / batch) + 16 * count;
-    let mut head = [0u8; 4 + 41];
+    let mut head = [0u8; RECORD_HEAD];
     let got = source.read_at(start, &mut head).unwrap_or(0);
     let size = i32::from_be_bytes(head[..4].try_into().expect("4 bytes"));
     // Neither the size nor the length is enough alone where an entry stands at the
     // offset (a block duplicated before the map moves entries there, and an entry's
     // size can be the one a map starts with). A map's first record starts with the
     // map's ledger id -1, or its size field is zeroed.
-    let entry_there = got == head.len() && head[4] != 0xFF && size > 0 && entry_verdict(&head[4..], size as usize, true) == Verdict::Plausible;
+    let entry_there = got == head.len() && head[4] != 0xFF && record_at(&head, 0);
     let size_matches = got >= 4 && i64::from(size) == first_size && !entry_there;
     let looks_like_map = got >= 5 && (head[4] == 0xFF || head[..4] == [0; 4]);
     let length_matches = layout == EntryLogLayout::Legacy && source.len() - start == total as u64 && looks_like_map;
