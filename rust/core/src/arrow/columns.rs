@@ -336,7 +336,7 @@ impl Column for PayloadColumn {
                 bytes += p.len();
             }
             if self.builder.has_room(bytes) {
-                self.builder.append_all(&payloads[..entries.len()]);
+                self.builder.append_all(payloads[..entries.len()].iter().copied());
             } else {
                 for (e, r) in entries.iter().zip(raw) {
                     let skip = e.checked.payload_at as usize;

@@ -101,7 +101,7 @@ impl PayloadColumnBuilder {
 
     /// Appends every payload once [`has_room`](Self::has_room) has said they fit.
     #[inline]
-    pub(crate) fn append_all(&mut self, payloads: &[&[u8]]) {
+    pub(crate) fn append_all<'p>(&mut self, payloads: impl ExactSizeIterator<Item = &'p [u8]> + Clone) {
         match self {
             PayloadColumnBuilder::Binary(b) => b.append_all(payloads),
             PayloadColumnBuilder::View(v) => v.append_all(payloads),
@@ -193,12 +193,13 @@ impl BinaryColumn {
 
     /// Appends payloads which [`has_room`](Self::has_room) said fit.
     #[inline]
-    fn append_all(&mut self, payloads: &[&[u8]]) {
-        let bytes: usize = payloads.iter().map(|p| p.len()).sum();
-        self.reserve(payloads.len(), bytes);
+    fn append_all<'p>(&mut self, payloads: impl ExactSizeIterator<Item = &'p [u8]> + Clone) {
+        let count = payloads.len();
+        let bytes: usize = payloads.clone().map(<[u8]>::len).sum();
+        self.reserve(count, bytes);
         let mut end = self.values.len();
         let base = self.values.as_mut_ptr();
-        let offsets = &mut self.offsets.spare_capacity_mut()[..payloads.len()];
+        let offsets = &mut self.offsets.spare_capacity_mut()[..count];
         for (offset, p) in offsets.iter_mut().zip(payloads) {
             // SAFETY: `reserve` made room for `bytes`, the payloads' total, past the
             // values' old length; `end` stays within that.
@@ -210,9 +211,9 @@ impl BinaryColumn {
         // SAFETY: the bytes up to `end` and one offset per payload were written above.
         unsafe {
             self.values.set_len(end);
-            self.offsets.set_len(self.offsets.len() + payloads.len());
+            self.offsets.set_len(self.offsets.len() + count);
         }
-        self.nulls.append_n_non_nulls(payloads.len());
+        self.nulls.append_n_non_nulls(count);
     }
 
     fn append_null(&mut self) {
@@ -417,13 +418,14 @@ impl ViewColumnBuilder {
     }
 
     #[inline]
-    fn append_all(&mut self, payloads: &[&[u8]]) {
-        self.reserve(payloads.len());
+    fn append_all<'p>(&mut self, payloads: impl ExactSizeIterator<Item = &'p [u8]>) {
+        let count = payloads.len();
+        self.reserve(count);
         for p in payloads {
             let view = self.view(p);
             self.views.push(view);
         }
-        self.nulls.append_n_non_nulls(payloads.len());
+        self.nulls.append_n_non_nulls(count);
     }
 
     fn append_null(&mut self) {
@@ -591,8 +593,8 @@ mod tests {
         while at < payloads.len() {
             let n = rng.below(50).min(payloads.len() - at);
             let group: Vec<&[u8]> = payloads[at..at + n].iter().map(|p| &p[..]).collect();
-            grouped.append_all(&group);
-            streamed.append_all(&group);
+            grouped.append_all(group.iter().copied());
+            streamed.append_all(group.iter().copied());
             group.iter().for_each(|p| single.append(p));
             grouped.append_null();
             streamed.append_null();

@@ -518,6 +518,14 @@ impl StringMapColumn {
         self.offsets.push(self.keys.len() as i32);
     }
 
+    /// Appends `n` empty maps.
+    #[inline]
+    pub fn push_empty_n(&mut self, n: usize) {
+        let pairs = self.keys.len() as i32;
+        self.offsets.extend(std::iter::repeat_n(pairs, n));
+        self.nulls.append_n_non_nulls(n);
+    }
+
     pub fn finish(&mut self, data_type: &DataType) -> Result<ArrayRef> {
         let DataType::Map(entries, sorted) = data_type else {
             return Err(Error::invalid_argument(format!("a map column cannot be {data_type}")));

@@ -193,40 +193,9 @@ impl MessageDecoder {
         Ok(())
     }
 
-    /// Appends one row of an entry, finishing the batch first when it is full (an
-    /// entry's rows may straddle two batches). `pending` counts the entry's rows in
-    /// the current batch whose shared columns are still to be appended;
-    /// `meta_bytes` is the entry's metadata size, repeated in some columns of each row.
-    #[inline]
-    fn push_row(
-        &mut self,
-        entry: &EntryRow<'_>,
-        m: &MessageRow<'_>,
-        properties: &[Property<'_>],
-        meta_bytes: usize,
-        pending: &mut usize,
-    ) -> Result<()> {
-        let payload = m.payload.map_or(0, <[u8]>::len);
-        let bytes = payload + m.metadata_bytes + meta_bytes + m.error.map_or(0, str::len);
-        if !self.builder.is_empty()
-            && (self.builder.len() >= self.options.batch_rows
-                || self.batch_bytes + bytes > self.options.batch_bytes
-                || self.builder.payload_bytes() + payload > MAX_ARROW_VALUES)
-        {
-            self.builder.push_entry_columns(entry, std::mem::take(pending));
-            self.flush()?;
-        }
-        self.builder.push_message(entry, m, properties);
-        *pending += 1;
-        self.batch_bytes += bytes;
-        self.counts.rows += 1;
-        if m.error.or(entry.error).is_some() {
-            self.counts.error_rows += 1;
-        }
-        Ok(())
-    }
-
-    /// Appends the rows of one entry.
+    /// Appends the rows of one entry, finishing the batch first whenever it is full
+    /// (an entry's rows may straddle batches). `meta_bytes` is the entry's metadata
+    /// size, repeated in some columns of each row.
     fn push_rows(
         &mut self,
         entry: &EntryRow<'_>,
@@ -234,12 +203,36 @@ impl MessageDecoder {
         properties: &[Property<'_>],
         meta_bytes: usize,
     ) -> Result<()> {
-        let mut pending = 0;
-        for m in messages {
-            self.push_row(entry, m, properties, meta_bytes, &mut pending)?;
+        let mut rest = messages;
+        loop {
+            // The rows that fit in the current batch (at least one: a batch is never empty).
+            let (mut rows, mut batch_bytes, mut payload_bytes) = (self.builder.len(), self.batch_bytes, self.builder.payload_bytes());
+            let mut fit = 0;
+            for m in rest {
+                let payload = m.payload.map_or(0, <[u8]>::len);
+                let bytes = payload + m.metadata_bytes + meta_bytes + m.error.map_or(0, str::len);
+                if rows != 0
+                    && (rows >= self.options.batch_rows
+                        || batch_bytes + bytes > self.options.batch_bytes
+                        || payload_bytes + payload > MAX_ARROW_VALUES)
+                {
+                    break;
+                }
+                (rows, batch_bytes, payload_bytes) = (rows + 1, batch_bytes + bytes, payload_bytes + payload);
+                fit += 1;
+            }
+            let (now, later) = rest.split_at(fit);
+            self.builder.push_messages(entry, now, properties);
+            self.builder.push_entry_columns(entry, now.len());
+            self.batch_bytes = batch_bytes;
+            self.counts.rows += now.len() as u64;
+            self.counts.error_rows += now.iter().filter(|m| m.error.or(entry.error).is_some()).count() as u64;
+            if later.is_empty() {
+                return Ok(());
+            }
+            self.flush()?;
+            rest = later;
         }
-        self.builder.push_entry_columns(entry, pending);
-        Ok(())
     }
 
     /// One row for something that could not be read as messages, or the error.
@@ -451,10 +444,11 @@ impl MessageDecoder {
         let count = if kept.is_empty() { batch_size.max(0) as usize } else { kept.len() };
         let last_index = entry.broker.and_then(|b| b.index).map(|i| i as i64);
         let mut properties = Vec::new();
-        let mut pending = 0;
+        // Not what the count says unchecked: a damaged count grows the list only as
+        // far as messages are really read.
+        let mut rows = Vec::with_capacity(count.min(batch.len() / 4 + 1).min(1024));
         let mut problem: Option<(Error, usize, i32)> = None;
         let mut pos = 0usize;
-        let mut result = Ok(());
         for i in 0..count {
             let batch_index = kept.get(i).copied().unwrap_or(i as i32);
             let rest = &batch[pos..];
@@ -470,7 +464,6 @@ impl MessageDecoder {
                 problem = Some((bad(format!("SingleMessageMetadata size {size} is more than the {} bytes left", rest.len() - 4)), pos, batch_index));
                 break;
             }
-            properties.clear();
             let message = match single_message::parse(&rest[4..4 + size], &mut properties) {
                 Ok(m) => m,
                 Err(why) => {
@@ -490,23 +483,18 @@ impl MessageDecoder {
                     break;
                 }
             };
-            let row = MessageRow {
+            rows.push(MessageRow {
                 batch_index: Some(batch_index),
                 message: Some(message),
                 message_index: last_index.map(|last| last - (batch_size as i64 - 1) + batch_index as i64),
                 payload: Some(&rest[after..after + payload_size]),
                 error: None,
                 metadata_bytes: size,
-            };
-            if let Err(e) = self.push_row(entry, &row, &properties, meta_bytes, &mut pending) {
-                result = Err(e);
-                break;
-            }
+            });
             pos += after + payload_size;
         }
         // The messages read before any damage keep their rows.
-        self.builder.push_entry_columns(entry, pending);
-        result?;
+        self.push_rows(entry, &rows, &properties, meta_bytes)?;
         if problem.is_none() && pos < batch.len() {
             let e = Error::corrupt(
                 payload_at,

@@ -136,6 +136,7 @@ fn batches_expand_with_each_message_s_own_metadata() {
     first.event_time = Some(5);
     let mut third = SingleMessageMetadata { compacted_out: Some(true), null_value: Some(true), ..Default::default() };
     third.ordering_key = Some(vec![9]);
+    third.properties = vec![property("t", "3"), property("u", "4")];
     let payload = batch(&[(first, b"a".to_vec()), (single(11), b"bb".to_vec()), (third, Vec::new())]);
     let broker = BrokerEntryMetadata { broker_timestamp: Some(2000), index: Some(102) };
     let b = decode(&[entry(&md, &payload, true, Some(&broker))]);
@@ -155,7 +156,11 @@ fn batches_expand_with_each_message_s_own_metadata() {
     assert_eq!(i64s(&b, "broker_index"), [Some(102); 3]);
     assert_eq!(i64s(&b, "broker_timestamp"), [Some(2000); 3]);
     let props = b.column_by_name("properties").unwrap().as_map();
-    assert_eq!((props.value_length(0), props.value_length(1)), (1, 0));
+    assert_eq!((props.value_length(0), props.value_length(1), props.value_length(2)), (1, 0, 2));
+    let keys: Vec<_> = props.keys().as_string::<i32>().iter().flatten().collect();
+    assert_eq!(keys, ["k", "t", "u"]);
+    let ordering = b.column_by_name("ordering_key").unwrap();
+    assert_eq!((0..3).map(|i| ordering.is_valid(i)).collect::<Vec<_>>(), [false, false, true]);
 }
 
 #[test]
