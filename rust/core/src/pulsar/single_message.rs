@@ -22,6 +22,10 @@ pub struct SingleMessage<'a> {
     pub sequence_id: Option<u64>,
     pub null_value: Option<bool>,
     pub null_partition_key: Option<bool>,
+    /// Whether it sets any field most messages leave out: properties, event time,
+    /// ordering key, or one of the flags (so a batch of messages that set none fills
+    /// those columns as one run each).
+    pub sets_rare_fields: bool,
 }
 
 /// A property's key and value (value `None` when the pair lacks it).
@@ -89,17 +93,22 @@ pub fn parse<'a>(b: &'a [u8], properties: &mut Vec<Property<'a>>) -> Result<Sing
     while pos < b.len() {
         let tag = varint(b, &mut pos)?;
         match tag {
-            0x0a => properties.push(property(bytes(b, &mut pos)?)?),
             0x12 => m.partition_key = Some(bytes(b, &mut pos)?),
             0x18 => m.payload_size = Some(varint(b, &mut pos)? as i32),
-            0x20 => m.compacted_out = Some(varint(b, &mut pos)? == 1),
-            0x28 => m.event_time = Some(varint(b, &mut pos)?),
-            0x30 => m.partition_key_b64_encoded = Some(varint(b, &mut pos)? == 1),
-            0x3a => m.ordering_key = Some(bytes(b, &mut pos)?),
             0x40 => m.sequence_id = Some(varint(b, &mut pos)?),
-            0x48 => m.null_value = Some(varint(b, &mut pos)? == 1),
-            0x50 => m.null_partition_key = Some(varint(b, &mut pos)? == 1),
-            _ => skip(b, &mut pos, tag & 7)?,
+            _ => {
+                m.sets_rare_fields = true;
+                match tag {
+                    0x0a => properties.push(property(bytes(b, &mut pos)?)?),
+                    0x20 => m.compacted_out = Some(varint(b, &mut pos)? == 1),
+                    0x28 => m.event_time = Some(varint(b, &mut pos)?),
+                    0x30 => m.partition_key_b64_encoded = Some(varint(b, &mut pos)? == 1),
+                    0x3a => m.ordering_key = Some(bytes(b, &mut pos)?),
+                    0x48 => m.null_value = Some(varint(b, &mut pos)? == 1),
+                    0x50 => m.null_partition_key = Some(varint(b, &mut pos)? == 1),
+                    _ => skip(b, &mut pos, tag & 7)?,
+                }
+            }
         }
     }
     m.properties.1 = properties.len();
@@ -143,6 +152,24 @@ mod tests {
         // A negative payload size (a 10-byte varint) comes back negative.
         let neg = SingleMessageMetadata { payload_size: Some(-1), ..Default::default() }.encode_to_vec();
         assert_eq!(parse(&neg, &mut Vec::new()).unwrap().payload_size, Some(-1));
+    }
+
+    #[test]
+    fn rare_fields_are_noticed() {
+        let plain = SingleMessageMetadata { partition_key: Some(b"k".to_vec()), payload_size: Some(3), sequence_id: Some(9), ..Default::default() };
+        assert!(!parse(&plain.encode_to_vec(), &mut Vec::new()).unwrap().sets_rare_fields);
+        let rare = [
+            SingleMessageMetadata { properties: vec![KeyValue { key: Some(b"a".to_vec()), value: None }], ..plain.clone() },
+            SingleMessageMetadata { compacted_out: Some(false), ..plain.clone() },
+            SingleMessageMetadata { event_time: Some(1), ..plain.clone() },
+            SingleMessageMetadata { partition_key_b64_encoded: Some(false), ..plain.clone() },
+            SingleMessageMetadata { ordering_key: Some(vec![]), ..plain.clone() },
+            SingleMessageMetadata { null_value: Some(false), ..plain.clone() },
+            SingleMessageMetadata { null_partition_key: Some(false), ..plain.clone() },
+        ];
+        for smm in rare {
+            assert!(parse(&smm.encode_to_vec(), &mut Vec::new()).unwrap().sets_rare_fields, "{smm:?}");
+        }
     }
 
     #[test]

@@ -164,6 +164,34 @@ fn batches_expand_with_each_message_s_own_metadata() {
 }
 
 #[test]
+fn batches_of_plain_messages_give_what_each_message_would() {
+    // Messages that set none of the rare fields are filled as runs; each column must
+    // hold what a message of its own gives, with keys on all, none or some of them.
+    let mut md = metadata("p", 10, 1000);
+    md.num_messages_in_batch = Some(3);
+    md.event_time = Some(7);
+    let keyed = |i: u64, key: Option<&str>| {
+        let mut m = single(i);
+        m.partition_key = key.map(|k| k.as_bytes().to_vec());
+        (m, vec![i as u8])
+    };
+    for keys in [[Some("a"), Some("b"), Some("c")], [None, None, None], [Some("a"), None, Some("c")]] {
+        let messages: Vec<_> = keys.iter().enumerate().map(|(i, k)| keyed(i as u64, *k)).collect();
+        let b = decode(&[entry(&md, &batch(&messages), true, None)]);
+        no_errors(&b);
+        assert_eq!(i64s(&b, "event_time"), [Some(7); 3], "the batch's event time");
+        assert_eq!(strs(&b, "partition_key"), keys.map(|k| k.map(str::to_string)));
+        assert_eq!(bools(&b, "partition_key_b64_encoded"), keys.map(|k| k.map(|_| false)));
+        for flag in ["null_value", "null_partition_key", "compacted_out"] {
+            assert_eq!(bools(&b, flag), [Some(false); 3], "{flag}");
+        }
+        assert_eq!(b.column_by_name("ordering_key").unwrap().null_count(), 3);
+        let props = b.column_by_name("properties").unwrap().as_map();
+        assert_eq!((props.null_count(), props.value_length(0), props.value_length(2)), (0, 0, 0));
+    }
+}
+
+#[test]
 fn a_batch_of_one_uses_the_batch_layout() {
     let mut md = metadata("p", 0, 1);
     md.num_messages_in_batch = Some(1);
