@@ -619,3 +619,30 @@ def test_ledgers_map_is_not_trusted_on_a_size_field_an_entry_has(tmp_path):
     got = rows(bkcodec.read_entry_log(path, password=b"pw"), "offset", "entry_id", "digest_ok", "error_kind")
     want = [(o + shift, e, True, None) for shift in (0, 4096) for o, e in zip(offsets, [0, 0, 1, 2])]
     assert got == want
+
+
+def test_unchecked_entry_that_swallowed_intact_records_gives_them_back(tmp_path):
+    # Bytes cut from inside a V2 HMAC entry read without its password (the first of
+    # its ledger here, so no length chain vouches for its size) left its intact size
+    # field spanning the records after it, exactly to one's end. Unchecked, it was
+    # taken whole, and they were lost; records that tile to its end and start with
+    # one whose digest verifies now take its place.
+    path = tmp_path / "3.txn"
+    hmac = bkcodec.encode_entry(7, 5, 4, 6000, bytes(range(256)) * 8, digest_type="hmac", password=b"secret", scope_id=5)
+    after = [bkcodec.encode_entry(9, 0, -1, 200, b"\x01" * 200, digest_type="crc32c")]
+    after += [bkcodec.encode_entry(11, i, i - 1, 60 * (i + 1), b"\x02" * 60, digest_type="dummy") for i in range(3)]
+    after.append(bkcodec.encode_entry(9, 1, 0, 400, b"\x03" * 200, digest_type="crc32c"))
+    with bkcodec.JournalWriter(path, version=4) as w:
+        offsets = [w.add_entry(e) for e in [hmac, *after]]
+    data = bytes(path.read_bytes())
+    cut = sum(4 + len(e) for e in after)  # what the entry's span now takes in
+    start = offsets[0] + 4 + 100
+    path.write_bytes(data[:start] + data[start + cut :])
+    got = rows(bkcodec.read_journal(path), "offset", "ledger_id", "entry_id", "digest_ok", "error_kind")
+    moved = [o - cut for o in offsets[1:]]
+    kept = [r for r in got if r[0] in moved]
+    assert [(r[1], r[2]) for r in kept] == [(9, 0), (11, 0), (11, 1), (11, 2), (9, 1)]
+    assert all(r[4] is None for r in kept), kept
+    # The entry cut short is damage, not an intact unchecked entry.
+    first = [r for r in got if r[0] == offsets[0]]
+    assert first and first[0][4] is not None, got[:3]

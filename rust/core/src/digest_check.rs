@@ -243,6 +243,9 @@ pub struct DigestChecker {
     by_ledger: HashMap<i64, usize>,
     ledgers: HashMap<LedgerKey, LedgerState>,
     recent: Vec<(i64, DigestType)>,
+    /// Whether the last entry checked was unchecked with nothing to confirm its span
+    /// (an HMAC entry without its password whose length chain is unknown).
+    span_unconfirmed: bool,
 }
 
 /// The digest length each type stores, and back.
@@ -276,6 +279,7 @@ impl DigestChecker {
             by_ledger,
             ledgers: HashMap::new(),
             recent: vec![(-1, DigestType::Dummy); RECENT_SLOTS],
+            span_unconfirmed: false,
         }
     }
 
@@ -409,7 +413,16 @@ impl DigestChecker {
     }
 
     /// Checks one entry, learning its ledger's type under inference.
+    /// Whether the entry [`check_one`](Self::check_one) last checked came back
+    /// unchecked with nothing, not even its ledger's length chain, confirming that
+    /// its size is its own: an HMAC entry without its password, first of its ledger
+    /// here or after a gap.
+    pub fn span_unconfirmed(&self) -> bool {
+        self.span_unconfirmed
+    }
+
     pub fn check_one(&mut self, bytes: &[u8]) -> Outcome {
+        self.span_unconfirmed = false;
         let view = match HeaderView::parse(bytes) {
             Ok((view, _)) => view,
             Err(e) => return Outcome::Unframed(e),
@@ -479,6 +492,7 @@ impl DigestChecker {
             if let Some(d) = chain_len.filter(|&d| self.dummy_chains && d != DigestType::Hmac.len() as i64) {
                 return Outcome::Framed(checked(Verdict::Mismatch), Some(hmac_chain_error(view, d)));
             }
+            self.span_unconfirmed = chain_len.is_none();
             return Outcome::Framed(checked(Verdict::Unchecked(Unchecked::NoPassword)), None);
         }
         Outcome::Framed(checked(Verdict::Mismatch), Some(entry.digest_mismatch()))

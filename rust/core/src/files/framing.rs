@@ -541,13 +541,29 @@ impl Chain {
     /// one. The walk then goes back and reports `[p, sync point)` as damage (or the
     /// entry a digest proves there), as a read in ranges split there does. A
     /// [`Need`] leaves the walk where it was.
-    pub(crate) fn split_failed<F: Framing>(&mut self, f: &F, v: &View<'_>, p: usize, end: usize) -> Fetch<Option<Step<F::Kind>>> {
+    ///
+    /// `unchecked`: the entry's digest could not be computed at all (an HMAC entry
+    /// without its password), so it may well be whole; it gives way only to records
+    /// that both tile to its end and start with one whose digest verifies.
+    pub(crate) fn split_failed<F: Framing>(
+        &mut self,
+        f: &F,
+        v: &View<'_>,
+        p: usize,
+        end: usize,
+        unchecked: bool,
+    ) -> Fetch<Option<Step<F::Kind>>> {
         if self.pos != end || !self.in_step() {
             return Ok(None);
         }
         let Some(r) = self.find_sync(f, v, p + 1, end)? else { return Ok(None) };
         let Some(end_r) = self.frames_strongly(f, v, r)? else { return Ok(None) };
-        if !(self.records_tile(f, v, r, end)? || self.digest_confirms(f, v, r, end_r)?) {
+        let proven = if unchecked {
+            self.records_tile(f, v, r, end)? && self.digest_confirms(f, v, r, end_r)?
+        } else {
+            self.records_tile(f, v, r, end)? || self.digest_confirms(f, v, r, end_r)?
+        };
+        if !proven {
             return Ok(None);
         }
         self.damage_from(f, v, p, r, GapKind::BadSize).map(Some)

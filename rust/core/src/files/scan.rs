@@ -545,8 +545,10 @@ impl<F: RecordFormat> RecordScan<F> {
                         }
                     }
                 }
-                if !reframed && matches!(&outcome, Outcome::Framed(_, Some(e)) if e.kind == ErrorKind::DigestMismatch) {
-                    if let Some(step) = self.split_failed(offset, end) {
+                let mismatch = matches!(&outcome, Outcome::Framed(_, Some(e)) if e.kind == ErrorKind::DigestMismatch);
+                let unconfirmed = matches!(&outcome, Outcome::Framed(_, None)) && self.checker.span_unconfirmed();
+                if !reframed && (mismatch || unconfirmed) {
+                    if let Some(step) = self.split_failed(offset, end, unconfirmed) {
                         // Not one entry: the span before the records it held, then them.
                         self.records_end = offset;
                         self.batch_bytes -= end - offset - 4;
@@ -611,10 +613,10 @@ impl<F: RecordFormat> RecordScan<F> {
 
     /// [`Chain::split_failed`] on the entry `[offset, end)` just taken, fetching what
     /// it needs while the entry stays in the window.
-    fn split_failed(&mut self, offset: usize, end: usize) -> Option<Step<F::Kind>> {
+    fn split_failed(&mut self, offset: usize, end: usize, unchecked: bool) -> Option<Step<F::Kind>> {
         let hold = if self.retain { self.batch_keep.map_or(offset, |b| b.min(offset)) } else { offset };
         loop {
-            match self.chain.split_failed(&self.framing, &self.window.view(), offset, end) {
+            match self.chain.split_failed(&self.framing, &self.window.view(), offset, end, unchecked) {
                 Ok(step) => return step,
                 Err(need) => {
                     if !matches!(self.window.fetch(need, hold, hold), Ok(true)) {
