@@ -646,3 +646,30 @@ def test_unchecked_entry_that_swallowed_intact_records_gives_them_back(tmp_path)
     # The entry cut short is damage, not an intact unchecked entry.
     first = [r for r in got if r[0] == offsets[0]]
     assert first and first[0][4] is not None, got[:3]
+
+
+def test_entry_of_unknown_type_framed_in_damage_gives_way_to_a_verified_one(tmp_path):
+    # After a size field damaged far too large, the walk found its way back at a
+    # record framed inside that entry's payload: a V1 entry of a ledger seen nowhere
+    # else, its type unknown, whose size ran to a later entry's start. Unchecked, it
+    # was taken as intact and the verified entry inside it was lost.
+    path = tmp_path / "5.log"
+    marker = b"\xab" * 8
+    entries = [
+        bkcodec.encode_entry(47, i, i - 1, 600 * (i + 1), marker + bytes(592) if i == 1 else bytes([i + 1]) * 600, digest_type="crc32")
+        for i in range(5)
+    ]
+    offsets = write_log(path, entries)
+    data = bytearray(path.read_bytes())
+    fake = data.index(marker, offsets[1])
+    struct.pack_into(">iqqqq", data, fake, offsets[3] - fake - 4, 12032, 512, 256, 726528)
+    struct.pack_into(">i", data, offsets[1], 0x7FFFFFF0)
+    path.write_bytes(bytes(data))
+    got = rows(bkcodec.read_entry_log(path), "offset", "ledger_id", "entry_id", "digest_ok", "error_kind")
+    assert [r for r in got if r[4] is None] == [(o, 47, e, True, None) for o, e in zip(offsets, range(5)) if e != 1]
+    assert [r[4] for r in got if r[0] in range(offsets[1], offsets[2])] == ["bad_size", "bad_size"]
+    # Read in two ranges split anywhere, the same rows.
+    for cut in range(offsets[1], offsets[3], 97):
+        tiled = rows(bkcodec.read_entry_log(path, end=cut), "offset", "ledger_id", "entry_id", "digest_ok", "error_kind")
+        tiled += rows(bkcodec.read_entry_log(path, start=cut), "offset", "ledger_id", "entry_id", "digest_ok", "error_kind")
+        assert tiled == got, cut

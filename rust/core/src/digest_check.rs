@@ -415,8 +415,8 @@ impl DigestChecker {
     /// Checks one entry, learning its ledger's type under inference.
     /// Whether the entry [`check_one`](Self::check_one) last checked came back
     /// unchecked with nothing, not even its ledger's length chain, confirming that
-    /// its size is its own: an HMAC entry without its password, first of its ledger
-    /// here or after a gap.
+    /// its size is its own: an HMAC entry without its password or a V1 entry of a
+    /// type nothing tells, first of its ledger here or after a gap.
     pub fn span_unconfirmed(&self) -> bool {
         self.span_unconfirmed
     }
@@ -543,9 +543,11 @@ impl DigestChecker {
                     return Outcome::Framed(CheckedEntry { verdict: Verdict::Mismatch, ..unknown }, Some(chain_error(view, d)));
                 }
             }
+            self.span_unconfirmed = chain_len.is_none();
             return Outcome::Framed(unknown, None);
         };
         let Some(entry) = Entry::frame(bytes, Some(dt)) else {
+            self.span_unconfirmed = chain_len.is_none();
             return Outcome::Framed(
                 CheckedEntry { header, digest_type: None, payload_at: 0, verdict: Verdict::Unchecked(Unchecked::UnknownType) },
                 None,
@@ -570,7 +572,10 @@ impl DigestChecker {
                 let d = chain_len.expect("checked above");
                 Outcome::Framed(checked(Verdict::Mismatch), Some(hmac_chain_error(view, d)))
             }
-            DigestType::Hmac => Outcome::Framed(checked(Verdict::Unchecked(Unchecked::NoPassword)), None),
+            DigestType::Hmac => {
+                self.span_unconfirmed = chain_len.is_none();
+                Outcome::Framed(checked(Verdict::Unchecked(Unchecked::NoPassword)), None)
+            }
             _ if !self.verify => Outcome::Framed(checked(Verdict::NotAsked), None),
             // A CRC that did not verify: its entry is damaged.
             _ => Outcome::Framed(checked(Verdict::Mismatch), Some(entry.digest_mismatch())),

@@ -543,8 +543,9 @@ impl Chain {
     /// [`Need`] leaves the walk where it was.
     ///
     /// `unchecked`: the entry's digest could not be computed at all (an HMAC entry
-    /// without its password), so it may well be whole; it gives way only to records
-    /// that both tile to its end and start with one whose digest verifies.
+    /// without its password, a V1 entry of unknown type), so it may well be whole; it
+    /// gives way only to an entry inside it whose digest verifies (records that tile
+    /// to its end prove nothing against it: its payload may hold anything).
     pub(crate) fn split_failed<F: Framing>(
         &mut self,
         f: &F,
@@ -559,7 +560,7 @@ impl Chain {
         let Some(r) = self.find_sync(f, v, p + 1, end)? else { return Ok(None) };
         let Some(end_r) = self.frames_strongly(f, v, r)? else { return Ok(None) };
         let proven = if unchecked {
-            self.records_tile(f, v, r, end)? && self.digest_confirms(f, v, r, end_r)?
+            self.digest_confirms(f, v, r, end_r)?
         } else {
             self.records_tile(f, v, r, end)? || self.digest_confirms(f, v, r, end_r)?
         };
