@@ -41,18 +41,6 @@ impl<T: ArrowPrimitiveType> PrimitiveColumn<T> {
         self.nulls.append_n_non_nulls(n);
     }
 
-    /// Appends values that may be null: in bulk while none is.
-    #[inline]
-    pub fn extend_options(&mut self, values: impl ExactSizeIterator<Item = Option<T::Native>> + Clone) {
-        if values.clone().all(|v| v.is_some()) {
-            self.extend(values.map(Option::unwrap_or_default));
-        } else {
-            for v in values {
-                self.push_option(v);
-            }
-        }
-    }
-
     #[inline]
     pub fn push_null(&mut self) {
         if self.values.len() == self.values.capacity() {
