@@ -673,3 +673,31 @@ def test_entry_of_unknown_type_framed_in_damage_gives_way_to_a_verified_one(tmp_
         tiled = rows(bkcodec.read_entry_log(path, end=cut), "offset", "ledger_id", "entry_id", "digest_ok", "error_kind")
         tiled += rows(bkcodec.read_entry_log(path, start=cut), "offset", "ledger_id", "entry_id", "digest_ok", "error_kind")
         assert tiled == got, cut
+
+
+def test_entry_before_fill_whose_next_record_begins_with_fill_is_found_again(tmp_path):
+    # After a damaged size field, the walk looks for a record it can trust. An intact
+    # HMAC entry (no password: only its framing speaks for it) was followed by the
+    # flush's 0xF0 fill, and the next record's first bytes had been overwritten with
+    # 0xF0 too, so the fill ran past the 4 KiB boundary and did not count as a clean
+    # end: the entry was lost in the damage.
+    path = tmp_path / "5.log"
+    total = {7: 7000, 8: 7900, 9: 8800, 10: 13800, 11: 14100}  # the running length
+    hmac = lambda e, size: bkcodec.encode_entry(77, e, e - 1, total[e], bytes([e]) * size, digest_type="hmac", password=b"pw")
+    crc = lambda e: bkcodec.encode_entry(19, e, e - 1, 100 * (e + 1), bytes([e + 1]) * 100, digest_type="crc32c")
+    with bkcodec.EntryLogWriter(path, 5, layout="direct") as w:
+        at = {}
+        for name, e in [("w7", hmac(7, 900)), ("w8", hmac(8, 900)), ("b", crc(0)), ("x", hmac(9, 900)), ("c", hmac(10, 5000))]:
+            at[name] = bkcodec.split_location(w.add_entry(e))[1] - 4
+        w.flush()  # fill to the next 4 KiB boundary
+        at["d"] = bkcodec.split_location(w.add_entry(hmac(11, 300)))[1] - 4
+        at["e"] = bkcodec.split_location(w.add_entry(crc(1)))[1] - 4
+    data = bytearray(path.read_bytes())
+    assert at["d"] % 4096 == 0 and data[at["d"] - 1] == 0xF0
+    struct.pack_into(">i", data, at["x"], 0x7FFFFFF0)
+    data[at["d"] : at["d"] + 3] = b"\xf0" * 3
+    path.write_bytes(bytes(data))
+    got = rows(bkcodec.read_entry_log(path), "offset", "ledger_id", "entry_id", "error_kind")
+    assert (at["c"], 77, 10, None) in got, got
+    assert [r[0] for r in got if r[3] is None] == [at["w7"], at["w8"], at["b"], at["c"], at["e"]]
+    assert [r[3] for r in got if r[3] is not None] == ["bad_size", "bad_size"]  # x, and d after the fill

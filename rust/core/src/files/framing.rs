@@ -730,9 +730,10 @@ impl Chain {
     /// Whether the walk, arriving at `q` after a record, finds the file continuing
     /// sensibly: `depth` more plausible records, or a clean end before them. A clean
     /// end is the end of the file, an anchor record (journal padding, entry-log map),
-    /// or a run of zeros to the end of the file or of fill bytes to a 4 KiB boundary that
-    /// starts exactly at `q`. (A record whose last byte is a zero or 0xF0 is then not
-    /// confirmed this way; it is still accepted when nothing contradicts it.)
+    /// or a run of zeros to the end of the file or of fill bytes to (or past) the next
+    /// 4 KiB boundary that starts exactly at `q`. (A record whose last byte is a zero
+    /// or 0xF0 is then not confirmed this way; it is still accepted when nothing
+    /// contradicts it.)
     fn chain_ok<F: Framing>(&mut self, f: &F, v: &View<'_>, mut q: usize, mut depth: u32) -> Fetch<bool> {
         let len = v.len();
         loop {
@@ -749,8 +750,12 @@ impl Chain {
                 if v.byte(q)? == fill {
                     let mut reached = q;
                     let end = first_not_in(v, q, len.min(q + PADDING_BLOCK), fill, &mut reached)?;
-                    return Ok((end == len || (end & (PADDING_BLOCK - 1) == 0 && end - q < PADDING_BLOCK))
-                        && run_starts_at(v, q, fill)?);
+                    // Fill up to the next 4 KiB boundary, as the writer pads a flush: the
+                    // run may go on past it where the next record's first bytes were
+                    // overwritten with fill (that record is judged on its own).
+                    let boundary = (q & !(PADDING_BLOCK - 1)) + PADDING_BLOCK;
+                    let padded = q & (PADDING_BLOCK - 1) != 0 && end >= boundary;
+                    return Ok((end == len || padded) && run_starts_at(v, q, fill)?);
                 }
             }
             match f.check(v, q, true)? {
