@@ -701,3 +701,27 @@ def test_entry_before_fill_whose_next_record_begins_with_fill_is_found_again(tmp
     assert (at["c"], 77, 10, None) in got, got
     assert [r[0] for r in got if r[3] is None] == [at["w7"], at["w8"], at["b"], at["c"], at["e"]]
     assert [r[3] for r in got if r[3] is not None] == ["bad_size", "bad_size"]  # x, and d after the fill
+
+
+def test_ranges_split_a_record_framed_in_damage_as_the_whole_file_does(tmp_path):
+    # A size field damaged far too large; the walk found its way back at a record
+    # framed inside that entry, of a type nothing tells, whose span crossed a range's
+    # end and covered the next range's first sync point. The range made all of it one
+    # gap, losing the verified entry inside it that the whole file's walk reports.
+    import damage_campaign
+
+    original = damage_campaign.generated_entry_log(3677425725, tmp_path)  # the campaign's seed-24 log
+    data = bytearray(original.data)
+    assert struct.unpack_from(">i", data, 3868)[0] == 149
+    struct.pack_into(">i", data, 3868, 21214)
+    path = tmp_path / "5.log"
+    path.write_bytes(bytes(data))
+    keys = ("offset", "entry_id", "digest_ok", "error_kind")
+    whole = rows(bkcodec.read_entry_log(path, password=b"secret"), *keys)
+    assert [r for r in whole if r[0] in (4021, 5315, 5408)] == [(4021, 3, True, None), (5315, 4, True, None), (5408, 5, True, None)]
+    cuts = [0, 866, 3107, 4952, 6556, len(data)]
+    tiled = []
+    for start, end in zip(cuts, cuts[1:]):
+        tiled += rows(bkcodec.read_entry_log(path, start=start, end=end, password=b"secret"), *keys)
+    assert tiled == whole
+

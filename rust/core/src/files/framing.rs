@@ -503,10 +503,12 @@ impl Chain {
                 }
                 if end > self.range_end {
                     // The next range starts at the first sync point after range_end;
-                    // a record covering it would be reported twice.
+                    // a record covering it would be reported twice. It is damage, up
+                    // to the first sync point inside it (this range's records from
+                    // there are good bytes again, as the whole file's walk finds them).
                     if let Some(b) = self.find_sync(f, v, (p + 1).max(self.range_end), end)? {
-                        self.pos = b;
-                        return Ok(Some(Step::Gap(gap(p, b, GapKind::BadSize))));
+                        let r = self.find_sync(f, v, p + 1, b)?.unwrap_or(b);
+                        return self.damage_from(f, v, p, r, GapKind::BadSize).map(Some);
                     }
                 }
                 self.pos = end;
