@@ -725,3 +725,21 @@ def test_ranges_split_a_record_framed_in_damage_as_the_whole_file_does(tmp_path)
         tiled += rows(bkcodec.read_entry_log(path, start=start, end=end, password=b"secret"), *keys)
     assert tiled == whole
 
+
+def test_entry_after_one_whose_length_field_is_damaged_is_not_blamed(tmp_path):
+    # A flip in an HMAC entry's length field (no password: chains are what can be
+    # checked) made its chain leave 4 bytes for a digest, CRC32C's length: read as a
+    # CRC32C entry, it failed and was flagged, rightly. But it stayed the next entry's
+    # chain link, and the intact next entry, whose chain then broke, was flagged too.
+    sizes = [300, 1000, 1250, 30]
+    total = [sum(sizes[: i + 1]) for i in range(4)]
+    entries = [bkcodec.encode_entry(51, i, i - 1, total[i], bytes([i + 7]) * sizes[i], digest_type="hmac", password=b"pw") for i in range(4)]
+    path = tmp_path / "4.txn"
+    with bkcodec.JournalWriter(path, version=4) as w:
+        offsets = [w.add_entry(e) for e in entries]
+    data = bytearray(path.read_bytes())
+    at = offsets[1] + 4 + 24  # entry 1's length field
+    struct.pack_into(">q", data, at, struct.unpack_from(">q", data, at)[0] + 16)
+    path.write_bytes(bytes(data))
+    got = rows(bkcodec.read_journal(path), "offset", "entry_id", "digest_ok", "error_kind")
+    assert [r[3] is not None for r in got if r[0] in offsets] == [False, True, False, False], got

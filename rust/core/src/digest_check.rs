@@ -211,6 +211,8 @@ struct LedgerState {
     verified: Option<DigestType>,
     /// The last entry seen: id and length field, for the next one's chain.
     last: Option<(i64, i64)>,
+    /// Whether `last`'s length field is vouched for: entry 0, or its own chain held.
+    last_vouched: bool,
     /// The type the last length chain gave, and whether chains disagreed.
     chained: Option<DigestType>,
     chains_disagree: bool,
@@ -246,6 +248,8 @@ pub struct DigestChecker {
     /// Whether the last entry checked was unchecked with nothing to confirm its span
     /// (an HMAC entry without its password whose length chain is unknown).
     span_unconfirmed: bool,
+    /// Whether the last chain computed ran from a link whose own length is vouched for.
+    chain_from_vouched: bool,
 }
 
 /// The digest length each type stores, and back.
@@ -280,6 +284,7 @@ impl DigestChecker {
             ledgers: HashMap::new(),
             recent: vec![(-1, DigestType::Dummy); RECENT_SLOTS],
             span_unconfirmed: false,
+            chain_from_vouched: false,
         }
     }
 
@@ -413,6 +418,13 @@ impl DigestChecker {
     }
 
     /// Checks one entry, learning its ledger's type under inference.
+    /// What the chain just computed says against an entry that cannot be checked
+    /// otherwise: nothing, when it breaks with a link whose own length nothing vouches
+    /// for (the first of its ledger here: either of the two may be the damaged one).
+    fn chain_against(&self, d: Option<i64>) -> Option<i64> {
+        d.filter(|&d| self.chain_from_vouched || type_of_digest_len(d).is_some())
+    }
+
     /// Whether the entry [`check_one`](Self::check_one) last checked came back
     /// unchecked with nothing, not even its ledger's length chain, confirming that
     /// its size is its own: an HMAC entry without its password or a V1 entry of a
@@ -438,13 +450,22 @@ impl DigestChecker {
             (DigestPolicy::Auto, Some(declared)) => Some(declared),
             (DigestPolicy::Auto, None) => None,
         };
-        match dt {
+        let outcome = match dt {
             Some(dt) => self.check_as(bytes, &view, dt, false),
             None => match self.verified_type(ledger_id) {
                 Some(dt) => self.check_as(bytes, &view, dt, true),
                 None => self.infer(bytes, &view),
             },
+        };
+        if let Outcome::Framed(_, Some(_)) = &outcome {
+            // A damaged entry's length field vouches for nothing, though its chain held.
+            if let Some(state) = self.ledgers.get_mut(&ledger_key(&view)) {
+                if state.last.is_some_and(|(id, _)| id == view.entry_id()) {
+                    state.last_vouched = false;
+                }
+            }
         }
+        outcome
     }
 
     /// Checks `bytes` under `dt`: named, declared, or (`learned`) the type its
@@ -489,6 +510,7 @@ impl DigestChecker {
             // Its length chain is what can be checked (as for DUMMY): a size or length
             // field one off is damage, not another password.
             let chain_len = self.chain_digest_len(view, bytes.len(), true);
+            let chain_len = self.chain_against(chain_len);
             if let Some(d) = chain_len.filter(|&d| self.dummy_chains && d != DigestType::Hmac.len() as i64) {
                 return Outcome::Framed(checked(Verdict::Mismatch), Some(hmac_chain_error(view, d)));
             }
@@ -538,6 +560,7 @@ impl DigestChecker {
             let unknown = CheckedEntry { header, digest_type: None, payload_at: 0, verdict: Verdict::Unchecked(Unchecked::UnknownType) };
             // A chain that leaves room for no digest any type has says the header's
             // length (or the record's size) is wrong: damage, not an unknown type.
+            let chain_len = self.chain_against(chain_len);
             if let Some(d) = chain_len {
                 if self.verify {
                     return Outcome::Framed(CheckedEntry { verdict: Verdict::Mismatch, ..unknown }, Some(chain_error(view, d)));
@@ -568,12 +591,12 @@ impl DigestChecker {
             }
             // Without its password, its length chain is what can be checked (as for
             // DUMMY): a size or length field one off is damage, not another password.
-            DigestType::Hmac if self.verify && self.dummy_chains && chain_len.is_some_and(|d| d != DigestType::Hmac.len() as i64) => {
+            DigestType::Hmac if self.verify && self.dummy_chains && self.chain_against(chain_len).is_some_and(|d| d != DigestType::Hmac.len() as i64) => {
                 let d = chain_len.expect("checked above");
                 Outcome::Framed(checked(Verdict::Mismatch), Some(hmac_chain_error(view, d)))
             }
             DigestType::Hmac => {
-                self.span_unconfirmed = chain_len.is_none();
+                self.span_unconfirmed = self.chain_against(chain_len).is_none();
                 Outcome::Framed(checked(Verdict::Unchecked(Unchecked::NoPassword)), None)
             }
             _ if !self.verify => Outcome::Framed(checked(Verdict::NotAsked), None),
@@ -647,21 +670,25 @@ impl DigestChecker {
     fn chain_digest_len(&mut self, view: &HeaderView<'_>, entry_len: usize, record: bool) -> Option<i64> {
         let (entry_id, length) = (view.entry_id(), view.length());
         let key = ledger_key(view);
-        let previous_length = match (entry_id, self.ledgers.get(&key).and_then(|s| s.last)) {
-            (0, _) => Some(0),
-            (e, Some((last_id, last_length))) if last_id == e - 1 => Some(last_length),
-            _ => None,
+        let state = self.ledgers.get(&key);
+        let (previous_length, vouched) = match (entry_id, state.and_then(|s| s.last)) {
+            (0, _) => (Some(0), true),
+            (e, Some((last_id, last_length))) if last_id == e - 1 => (Some(last_length), state.is_some_and(|s| s.last_vouched)),
+            _ => (None, false),
         };
         // (A V2 header keeps the running length as V1 does, after its longer header.)
         let d = previous_length
             .and_then(|prev| length.checked_sub(prev))
             .and_then(|payload| (entry_len as i64 - view.format().header_len() as i64).checked_sub(payload));
+        self.chain_from_vouched = vouched;
         if record {
             let state = self.ledgers.entry(key).or_default();
+            let holds = d.is_some_and(|d| type_of_digest_len(d).is_some());
             // An entry whose chain breaks is not the next one's link: its length
             // field may be what is damaged.
-            if d.is_none_or(|d| type_of_digest_len(d).is_some()) {
+            if holds || d.is_none() {
                 state.last = Some((entry_id, length));
+                state.last_vouched = holds;
             }
             // (What the chain says of the type matters to V1 entries only: V2 ones
             // declare it.)
