@@ -29,6 +29,10 @@ use super::single_message::{self, Property, SingleMessage};
 use crate::arrow::{OnError, PayloadMode};
 use crate::error::{Error, ErrorKind, Result};
 
+/// How many of a batch's messages are parsed before they are appended, column by
+/// column (see `MessageBatchBuilder::push_messages`).
+const MESSAGE_CHUNK: usize = 1024;
+
 /// What a ledger holds, from the topic metadata or the ledger's own custom metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerOwner {
@@ -444,9 +448,9 @@ impl MessageDecoder {
         let count = if kept.is_empty() { batch_size.max(0) as usize } else { kept.len() };
         let last_index = entry.broker.and_then(|b| b.index).map(|i| i as i64);
         let mut properties = Vec::new();
-        // Not what the count says unchecked: a damaged count grows the list only as
-        // far as messages are really read.
-        let mut rows = Vec::with_capacity(count.min(batch.len() / 4 + 1).min(1024));
+        // Appended MESSAGE_CHUNK rows at a time: the list stays small whatever the
+        // count says or the batch holds.
+        let mut rows = Vec::with_capacity(count.min(MESSAGE_CHUNK));
         let mut problem: Option<(Error, usize, i32)> = None;
         let mut pos = 0usize;
         for i in 0..count {
@@ -492,6 +496,11 @@ impl MessageDecoder {
                 metadata_bytes: size,
             });
             pos += after + payload_size;
+            if rows.len() == MESSAGE_CHUNK {
+                self.push_rows(entry, &rows, &properties, meta_bytes)?;
+                rows.clear();
+                properties.clear();
+            }
         }
         // The messages read before any damage keep their rows.
         self.push_rows(entry, &rows, &properties, meta_bytes)?;

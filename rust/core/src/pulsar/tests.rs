@@ -192,6 +192,34 @@ fn batches_of_plain_messages_give_what_each_message_would() {
 }
 
 #[test]
+fn batches_longer_than_one_chunk_of_rows() {
+    // A batch's messages are appended 1,024 at a time; properties and fields must
+    // stay with their own message across the chunks.
+    let n = 2100;
+    let mut md = metadata("p", 0, 1);
+    md.num_messages_in_batch = Some(n);
+    let messages: Vec<_> = (0..n as u64)
+        .map(|i| {
+            let mut m = single(i);
+            if i % 700 == 3 {
+                m.properties = vec![property("i", &i.to_string())];
+            }
+            (m, i.to_le_bytes().to_vec())
+        })
+        .collect();
+    let b = decode(&[entry(&md, &batch(&messages), true, None)]);
+    no_errors(&b);
+    assert_eq!(b.num_rows(), n as usize);
+    assert_eq!(i64s(&b, "sequence_id"), (0..n as i64).map(Some).collect::<Vec<_>>());
+    assert_eq!(payloads(&b), (0..n as u64).map(|i| Some(i.to_le_bytes().to_vec())).collect::<Vec<_>>());
+    let props = b.column_by_name("properties").unwrap().as_map();
+    let with: Vec<usize> = (0..n as usize).filter(|&i| props.value_length(i) == 1).collect();
+    assert_eq!(with, [3, 703, 1403]);
+    let values: Vec<_> = props.values().as_string::<i32>().iter().flatten().collect();
+    assert_eq!(values, ["3", "703", "1403"]);
+}
+
+#[test]
 fn a_batch_of_one_uses_the_batch_layout() {
     let mut md = metadata("p", 0, 1);
     md.num_messages_in_batch = Some(1);
