@@ -248,8 +248,23 @@ pub struct DigestChecker {
     /// Whether the last entry checked was unchecked with nothing to confirm its span
     /// (an HMAC entry without its password whose length chain is unknown).
     span_unconfirmed: bool,
-    /// Whether the last chain computed ran from a link whose own length is vouched for.
-    chain_from_vouched: bool,
+}
+
+/// What an entry's length chain gives: the digest length it leaves, and whether the
+/// link it ran from is vouched for (entry 0, or a link whose own chain held).
+#[derive(Debug, Clone, Copy)]
+struct LengthChain {
+    digest_len: Option<i64>,
+    from_vouched: bool,
+}
+
+impl LengthChain {
+    /// What the chain says against an entry that cannot be checked otherwise:
+    /// nothing, when it breaks with a link nothing vouches for (the first of its
+    /// ledger here: either of the two may be the damaged one).
+    fn against_unchecked(self) -> Option<i64> {
+        self.digest_len.filter(|&d| self.from_vouched || type_of_digest_len(d).is_some())
+    }
 }
 
 /// The digest length each type stores, and back.
@@ -284,7 +299,6 @@ impl DigestChecker {
             ledgers: HashMap::new(),
             recent: vec![(-1, DigestType::Dummy); RECENT_SLOTS],
             span_unconfirmed: false,
-            chain_from_vouched: false,
         }
     }
 
@@ -417,14 +431,6 @@ impl DigestChecker {
         framed
     }
 
-    /// Checks one entry, learning its ledger's type under inference.
-    /// What the chain just computed says against an entry that cannot be checked
-    /// otherwise: nothing, when it breaks with a link whose own length nothing vouches
-    /// for (the first of its ledger here: either of the two may be the damaged one).
-    fn chain_against(&self, d: Option<i64>) -> Option<i64> {
-        d.filter(|&d| self.chain_from_vouched || type_of_digest_len(d).is_some())
-    }
-
     /// Whether the entry [`check_one`](Self::check_one) last checked came back
     /// unchecked with nothing, not even its ledger's length chain, confirming that
     /// its size is its own: an HMAC entry without its password or a V1 entry of a
@@ -433,6 +439,7 @@ impl DigestChecker {
         self.span_unconfirmed
     }
 
+    /// Checks one entry, learning its ledger's type under inference.
     pub fn check_one(&mut self, bytes: &[u8]) -> Outcome {
         self.span_unconfirmed = false;
         let view = match HeaderView::parse(bytes) {
@@ -481,7 +488,7 @@ impl DigestChecker {
             // Nothing to compute. In a file, the length chain is what there is to
             // check (a phantom entry framed out of damage proves nothing else); an
             // entry on its own is checked as DigestManager checks DUMMY: not at all.
-            return match self.chain_digest_len(view, bytes.len(), true) {
+            return match self.chain_digest_len(view, bytes.len(), true).digest_len {
                 _ if !self.verify => Outcome::Framed(checked(Verdict::NotAsked), None),
                 Some(d) if d != 0 && self.dummy_chains => {
                     Outcome::Framed(checked(Verdict::Mismatch), Some(dummy_chain_error(view, d)))
@@ -509,8 +516,7 @@ impl DigestChecker {
         if dt == DigestType::Hmac && !learned && setting.policy == DigestPolicy::Auto && no_password {
             // Its length chain is what can be checked (as for DUMMY): a size or length
             // field one off is damage, not another password.
-            let chain_len = self.chain_digest_len(view, bytes.len(), true);
-            let chain_len = self.chain_against(chain_len);
+            let chain_len = self.chain_digest_len(view, bytes.len(), true).against_unchecked();
             if let Some(d) = chain_len.filter(|&d| self.dummy_chains && d != DigestType::Hmac.len() as i64) {
                 return Outcome::Framed(checked(Verdict::Mismatch), Some(hmac_chain_error(view, d)));
             }
@@ -527,7 +533,8 @@ impl DigestChecker {
         let setting = self.setting_of(ledger_id).clone();
         // What the ledger's earlier entries showed, then this entry's own chain.
         let prior = self.ledgers.get(&ledger_key(view)).copied().unwrap_or_default();
-        let chain_len = self.chain_digest_len(view, bytes.len(), true);
+        let chain = self.chain_digest_len(view, bytes.len(), true);
+        let (chain_len, against_unchecked) = (chain.digest_len, chain.against_unchecked());
         let chained = chain_len.and_then(type_of_digest_len);
         let prior_chained = if prior.chains_disagree { None } else { prior.chained };
         let believed = chained.or(prior_chained);
@@ -560,17 +567,16 @@ impl DigestChecker {
             let unknown = CheckedEntry { header, digest_type: None, payload_at: 0, verdict: Verdict::Unchecked(Unchecked::UnknownType) };
             // A chain that leaves room for no digest any type has says the header's
             // length (or the record's size) is wrong: damage, not an unknown type.
-            let chain_len = self.chain_against(chain_len);
-            if let Some(d) = chain_len {
+            if let Some(d) = against_unchecked {
                 if self.verify {
                     return Outcome::Framed(CheckedEntry { verdict: Verdict::Mismatch, ..unknown }, Some(chain_error(view, d)));
                 }
             }
-            self.span_unconfirmed = chain_len.is_none();
+            self.span_unconfirmed = against_unchecked.is_none();
             return Outcome::Framed(unknown, None);
         };
         let Some(entry) = Entry::frame(bytes, Some(dt)) else {
-            self.span_unconfirmed = chain_len.is_none();
+            self.span_unconfirmed = against_unchecked.is_none();
             return Outcome::Framed(
                 CheckedEntry { header, digest_type: None, payload_at: 0, verdict: Verdict::Unchecked(Unchecked::UnknownType) },
                 None,
@@ -591,12 +597,12 @@ impl DigestChecker {
             }
             // Without its password, its length chain is what can be checked (as for
             // DUMMY): a size or length field one off is damage, not another password.
-            DigestType::Hmac if self.verify && self.dummy_chains && self.chain_against(chain_len).is_some_and(|d| d != DigestType::Hmac.len() as i64) => {
-                let d = chain_len.expect("checked above");
+            DigestType::Hmac if self.verify && self.dummy_chains && against_unchecked.is_some_and(|d| d != DigestType::Hmac.len() as i64) => {
+                let d = against_unchecked.expect("checked above");
                 Outcome::Framed(checked(Verdict::Mismatch), Some(hmac_chain_error(view, d)))
             }
             DigestType::Hmac => {
-                self.span_unconfirmed = self.chain_against(chain_len).is_none();
+                self.span_unconfirmed = against_unchecked.is_none();
                 Outcome::Framed(checked(Verdict::Unchecked(Unchecked::NoPassword)), None)
             }
             _ if !self.verify => Outcome::Framed(checked(Verdict::NotAsked), None),
@@ -667,7 +673,7 @@ impl DigestChecker {
 
     /// The digest length this entry's length chain gives (see the module notes),
     /// recording the entry as its ledger's last. `record` false only looks.
-    fn chain_digest_len(&mut self, view: &HeaderView<'_>, entry_len: usize, record: bool) -> Option<i64> {
+    fn chain_digest_len(&mut self, view: &HeaderView<'_>, entry_len: usize, record: bool) -> LengthChain {
         let (entry_id, length) = (view.entry_id(), view.length());
         let key = ledger_key(view);
         let state = self.ledgers.get(&key);
@@ -680,7 +686,6 @@ impl DigestChecker {
         let d = previous_length
             .and_then(|prev| length.checked_sub(prev))
             .and_then(|payload| (entry_len as i64 - view.format().header_len() as i64).checked_sub(payload));
-        self.chain_from_vouched = vouched;
         if record {
             let state = self.ledgers.entry(key).or_default();
             let holds = d.is_some_and(|d| type_of_digest_len(d).is_some());
@@ -699,7 +704,7 @@ impl DigestChecker {
                 }
             }
         }
-        d
+        LengthChain { digest_len: d, from_vouched: vouched }
     }
 }
 

@@ -507,7 +507,8 @@ impl Chain {
                     // to the first sync point inside it (this range's records from
                     // there are good bytes again, as the whole file's walk finds them).
                     if let Some(b) = self.find_sync(f, v, (p + 1).max(self.range_end), end)? {
-                        let r = self.find_sync(f, v, p + 1, b)?.unwrap_or(b);
+                        // (None lies in [range_end, b): only this range's part is left.)
+                        let r = self.find_sync(f, v, p + 1, self.range_end)?.unwrap_or(b);
                         return self.damage_from(f, v, p, r, GapKind::BadSize).map(Some);
                     }
                 }

@@ -546,7 +546,7 @@ impl<F: RecordFormat> RecordScan<F> {
                     }
                 }
                 let mismatch = matches!(&outcome, Outcome::Framed(_, Some(e)) if e.kind == ErrorKind::DigestMismatch);
-                let unconfirmed = matches!(&outcome, Outcome::Framed(_, None)) && self.checker.span_unconfirmed();
+                let unconfirmed = self.checker.span_unconfirmed();
                 if !reframed && (mismatch || unconfirmed) {
                     if let Some(step) = self.split_failed(offset, end, unconfirmed) {
                         // Not one entry: the span before the records it held, then them.

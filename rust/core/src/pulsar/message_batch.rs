@@ -507,8 +507,9 @@ impl MessageBatchBuilder {
         let sequence = |m: &MessageRow<'_>| m.message.and_then(|s| s.sequence_id).or(entry_sequence).map(|v| v as i64);
         // One pass says which columns the rows fill without nulls, and more.
         let mut every = RowsPresent { batch_index: true, sequence: true, message_index: true, payload: true, plain: true, own_error: false };
-        let mut keyed = 0;
+        let (mut keyed, mut bytes) = (0, 0);
         for m in rows {
+            bytes += m.payload.map_or(0, <[u8]>::len);
             every.batch_index &= m.batch_index.is_some();
             every.sequence &= sequence(m).is_some();
             every.message_index &= m.message_index.is_some();
@@ -571,7 +572,6 @@ impl MessageBatchBuilder {
             );
         }
         extend_column(&mut self.message_index, every.message_index, rows.iter().map(|m| m.message_index));
-        let bytes: usize = rows.iter().map(|m| m.payload.map_or(0, <[u8]>::len)).sum();
         self.payload_bytes += bytes;
         if every.payload && self.payload.has_room(bytes) {
             self.payload.append_all(rows.iter().map(|m| m.payload.unwrap_or_default()));
