@@ -23,7 +23,7 @@ use super::chunks::{ChunkOutcome, ChunkTable, StoredChunk};
 use super::codec::{Compression, Decompressor};
 use super::entry_set::EntrySet;
 use super::frame::{checksum_of, decode_proto, parse_entry, EntryFrame};
-use super::message_batch::{kind, EntryIds, EntryRow, MessageBatchBuilder, MessageBatchOptions, MessageRow};
+use super::message_batch::{kind, EntryIds, EntryRow, MessageBatchBuilder, MessageBatchOptions, MessageRow, PlainMessages};
 use super::proto::{MessageIdData, MessageMetadata};
 use super::single_message::{self, Property, SingleMessage};
 use crate::arrow::{OnError, PayloadMode};
@@ -135,6 +135,8 @@ pub struct MessageDecoder {
     decompressor: Decompressor,
     /// Decompressed payloads, reused from entry to entry.
     scratch: Vec<u8>,
+    /// A batch's plain messages, reused from entry to entry.
+    plain: PlainMessages,
     chunks: ChunkTable,
     seen: EntrySet,
     /// Variable-length bytes in the batch being built.
@@ -152,6 +154,7 @@ impl MessageDecoder {
             ready: VecDeque::new(),
             decompressor: Decompressor::new(),
             scratch: Vec::new(),
+            plain: PlainMessages::default(),
             chunks: ChunkTable::new(options.max_pending_chunk_bytes),
             seen: EntrySet::new(),
             batch_bytes: 0,
@@ -197,6 +200,28 @@ impl MessageDecoder {
         Ok(())
     }
 
+    /// How many of the next rows fit the batch being built (at least one: a batch is
+    /// never empty), and the batch's variable-length bytes with them. `sizes` gives
+    /// each row's payload bytes and its other variable-length bytes.
+    #[inline(always)]
+    fn rows_that_fit(&self, sizes: impl Iterator<Item = (usize, usize)>) -> (usize, usize) {
+        let (mut rows, mut batch_bytes, mut payload_bytes) = (self.builder.len(), self.batch_bytes, self.builder.payload_bytes());
+        let mut fit = 0;
+        for (payload, other) in sizes {
+            let bytes = payload + other;
+            if rows != 0
+                && (rows >= self.options.batch_rows
+                    || batch_bytes + bytes > self.options.batch_bytes
+                    || payload_bytes + payload > MAX_ARROW_VALUES)
+            {
+                break;
+            }
+            (rows, batch_bytes, payload_bytes) = (rows + 1, batch_bytes + bytes, payload_bytes + payload);
+            fit += 1;
+        }
+        (fit, batch_bytes)
+    }
+
     /// Appends the rows of one entry, finishing the batch first whenever it is full
     /// (an entry's rows may straddle batches). `meta_bytes` is the entry's metadata
     /// size, repeated in some columns of each row.
@@ -209,22 +234,8 @@ impl MessageDecoder {
     ) -> Result<()> {
         let mut rest = messages;
         loop {
-            // The rows that fit in the current batch (at least one: a batch is never empty).
-            let (mut rows, mut batch_bytes, mut payload_bytes) = (self.builder.len(), self.batch_bytes, self.builder.payload_bytes());
-            let mut fit = 0;
-            for m in rest {
-                let payload = m.payload.map_or(0, <[u8]>::len);
-                let bytes = payload + m.metadata_bytes + meta_bytes + m.error.map_or(0, str::len);
-                if rows != 0
-                    && (rows >= self.options.batch_rows
-                        || batch_bytes + bytes > self.options.batch_bytes
-                        || payload_bytes + payload > MAX_ARROW_VALUES)
-                {
-                    break;
-                }
-                (rows, batch_bytes, payload_bytes) = (rows + 1, batch_bytes + bytes, payload_bytes + payload);
-                fit += 1;
-            }
+            let sizes = rest.iter().map(|m| (m.payload.map_or(0, <[u8]>::len), m.metadata_bytes + meta_bytes + m.error.map_or(0, str::len)));
+            let (fit, batch_bytes) = self.rows_that_fit(sizes);
             let (now, later) = rest.split_at(fit);
             self.builder.push_messages(entry, now, properties);
             self.builder.push_entry_columns(entry, now.len());
@@ -236,6 +247,28 @@ impl MessageDecoder {
             }
             self.flush()?;
             rest = later;
+        }
+    }
+
+    /// Appends a batch's plain messages, as [`push_rows`](Self::push_rows) does rows.
+    fn push_plain(&mut self, entry: &EntryRow<'_>, plain: &PlainMessages, batch: &[u8], first_index: Option<i64>, meta_bytes: usize) -> Result<()> {
+        let mut from = 0;
+        loop {
+            let sizes = plain.payload[from..].iter().zip(&plain.metadata_bytes[from..]);
+            let (fit, batch_bytes) = self.rows_that_fit(sizes.map(|(&(_, payload), &metadata)| (payload as usize, metadata as usize + meta_bytes)));
+            let to = from + fit;
+            self.builder.push_plain(entry, plain, from..to, batch, first_index);
+            self.builder.push_entry_columns(entry, to - from);
+            self.batch_bytes = batch_bytes;
+            self.counts.rows += (to - from) as u64;
+            if entry.error.is_some() {
+                self.counts.error_rows += (to - from) as u64;
+            }
+            if to == plain.len() {
+                return Ok(());
+            }
+            self.flush()?;
+            from = to;
         }
     }
 
@@ -447,10 +480,16 @@ impl MessageDecoder {
         // A newer compactor keeps only some messages and lists their indexes.
         let count = if kept.is_empty() { batch_size.max(0) as usize } else { kept.len() };
         let last_index = entry.broker.and_then(|b| b.index).map(|i| i as i64);
+        let first_index = last_index.map(|last| last - (batch_size as i64 - 1));
         let mut properties = Vec::new();
-        // Appended MESSAGE_CHUNK rows at a time: the list stays small whatever the
-        // count says or the batch holds.
-        let mut rows = Vec::with_capacity(count.min(MESSAGE_CHUNK));
+        // Appended MESSAGE_CHUNK messages at a time: the lists stay small whatever the
+        // count says or the batch holds. Plain messages (most) gather column by
+        // column; the others as rows, in order: each list is appended before the
+        // other gets a message.
+        let mut plain = std::mem::take(&mut self.plain);
+        plain.clear();
+        let plain_fits = batch.len() <= u32::MAX as usize;
+        let mut rows = Vec::new();
         let mut problem: Option<(Error, usize, i32)> = None;
         let mut pos = 0usize;
         for i in 0..count {
@@ -487,23 +526,49 @@ impl MessageDecoder {
                     break;
                 }
             };
-            rows.push(MessageRow {
-                batch_index: Some(batch_index),
-                message: Some(message),
-                message_index: last_index.map(|last| last - (batch_size as i64 - 1) + batch_index as i64),
-                payload: Some(&rest[after..after + payload_size]),
-                error: None,
-                metadata_bytes: size,
-            });
-            pos += after + payload_size;
-            if rows.len() == MESSAGE_CHUNK {
-                self.push_rows(entry, &rows, &properties, meta_bytes)?;
-                rows.clear();
-                properties.clear();
+            let payload_start = pos + after;
+            if plain_fits && !message.sets_rare_fields {
+                if !rows.is_empty() {
+                    self.push_rows(entry, &rows, &properties, meta_bytes)?;
+                    rows.clear();
+                    properties.clear();
+                }
+                // Within the batch, which is at most 4 GiB: the casts keep every value.
+                let key = message.partition_key.map(|k| ((k.as_ptr() as usize - batch.as_ptr() as usize) as u32, k.len() as u32));
+                plain.push(batch_index, message.sequence_id, key, (payload_start as u32, payload_size as u32), size as u32);
+                if plain.len() == MESSAGE_CHUNK {
+                    self.push_plain(entry, &plain, batch, first_index, meta_bytes)?;
+                    plain.clear();
+                }
+            } else {
+                if !plain.is_empty() {
+                    self.push_plain(entry, &plain, batch, first_index, meta_bytes)?;
+                    plain.clear();
+                }
+                rows.push(MessageRow {
+                    batch_index: Some(batch_index),
+                    message: Some(message),
+                    message_index: first_index.map(|first| first + batch_index as i64),
+                    payload: Some(&rest[after..after + payload_size]),
+                    error: None,
+                    metadata_bytes: size,
+                });
+                if rows.len() == MESSAGE_CHUNK {
+                    self.push_rows(entry, &rows, &properties, meta_bytes)?;
+                    rows.clear();
+                    properties.clear();
+                }
             }
+            pos = payload_start + payload_size;
         }
         // The messages read before any damage keep their rows.
-        self.push_rows(entry, &rows, &properties, meta_bytes)?;
+        if !plain.is_empty() {
+            self.push_plain(entry, &plain, batch, first_index, meta_bytes)?;
+        }
+        self.plain = plain;
+        if !rows.is_empty() {
+            self.push_rows(entry, &rows, &properties, meta_bytes)?;
+        }
         if problem.is_none() && pos < batch.len() {
             let e = Error::corrupt(
                 payload_at,

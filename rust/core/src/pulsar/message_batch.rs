@@ -7,9 +7,11 @@
 //! time and sequence id when it has them (else the entry's), everything else from
 //! the entry's `MessageMetadata`.
 //!
-//! Rows are appended an entry at a time ([`MessageBatchBuilder::push_messages`]): the
-//! columns every message of an entry shares are filled for all its rows at once,
-//! so a batch of small messages costs little more per message than its own fields.
+//! Rows are appended an entry at a time ([`MessageBatchBuilder::push_messages`], and
+//! for a batch's plain messages, most of them, [`MessageBatchBuilder::push_plain`]
+//! with no row struct per message): the columns every message of an entry shares
+//! are filled for all its rows at once, so a batch of small messages costs little
+//! more per message than its own fields.
 
 use std::sync::Arc;
 
@@ -157,6 +159,56 @@ pub struct MessageRow<'a> {
     pub metadata_bytes: usize,
 }
 
+/// Messages of a batch that set no rare field (see [`SingleMessage::sets_rare_fields`]),
+/// the usual kind, gathered column by column for [`MessageBatchBuilder::push_plain`].
+/// Byte ranges are `(start, len)` in the uncompressed batch (at most 4 GiB; a larger
+/// batch's messages go as [`MessageRow`]s).
+#[derive(Default)]
+pub struct PlainMessages {
+    pub batch_index: Vec<i32>,
+    pub sequence_id: Vec<Option<u64>>,
+    /// `start` is [`PlainMessages::NO_KEY`] for a message without a key.
+    pub partition_key: Vec<(u32, u32)>,
+    pub payload: Vec<(u32, u32)>,
+    /// Bytes of each message's own metadata (for sizing batches).
+    pub metadata_bytes: Vec<u32>,
+}
+
+impl PlainMessages {
+    pub const NO_KEY: u32 = u32::MAX;
+
+    pub fn len(&self) -> usize {
+        self.batch_index.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.batch_index.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.batch_index.clear();
+        self.sequence_id.clear();
+        self.partition_key.clear();
+        self.payload.clear();
+        self.metadata_bytes.clear();
+    }
+
+    /// Adds a message; `key` and `payload` are ranges of the batch.
+    #[inline(always)]
+    pub fn push(&mut self, batch_index: i32, sequence_id: Option<u64>, key: Option<(u32, u32)>, payload: (u32, u32), metadata_bytes: u32) {
+        self.batch_index.push(batch_index);
+        self.sequence_id.push(sequence_id);
+        self.partition_key.push(key.unwrap_or((Self::NO_KEY, 0)));
+        self.payload.push(payload);
+        self.metadata_bytes.push(metadata_bytes);
+    }
+}
+
+#[inline(always)]
+fn range_of(batch: &[u8], (start, len): (u32, u32)) -> &[u8] {
+    &batch[start as usize..start as usize + len as usize]
+}
+
 impl<'a> SingleMessage<'a> {
     /// A non-batched message's own fields, which live in the entry's metadata; its
     /// properties are appended to `properties`.
@@ -242,8 +294,6 @@ struct RowsPresent {
     sequence: bool,
     message_index: bool,
     payload: bool,
-    /// No message sets a rare field (see [`SingleMessage::sets_rare_fields`]).
-    plain: bool,
     own_error: bool,
 }
 
@@ -506,71 +556,56 @@ impl MessageBatchBuilder {
         let entry_sequence = md.and_then(|m| m.sequence_id);
         let sequence = |m: &MessageRow<'_>| m.message.and_then(|s| s.sequence_id).or(entry_sequence).map(|v| v as i64);
         // One pass says which columns the rows fill without nulls, and more.
-        let mut every = RowsPresent { batch_index: true, sequence: true, message_index: true, payload: true, plain: true, own_error: false };
-        let (mut keyed, mut bytes) = (0, 0);
+        let mut every = RowsPresent { batch_index: true, sequence: true, message_index: true, payload: true, own_error: false };
+        let mut bytes = 0;
         for m in rows {
             bytes += m.payload.map_or(0, <[u8]>::len);
             every.batch_index &= m.batch_index.is_some();
             every.sequence &= sequence(m).is_some();
             every.message_index &= m.message_index.is_some();
             every.payload &= m.payload.is_some();
-            every.plain &= m.message.is_some_and(|s| !s.sets_rare_fields);
             every.own_error |= m.error.is_some();
-            keyed += usize::from(m.message.is_some_and(|s| s.partition_key.is_some()));
         }
         extend_column(&mut self.batch_index, every.batch_index, rows.iter().map(|m| m.batch_index));
         extend_column(&mut self.sequence_id, every.sequence, rows.iter().map(sequence));
         for m in rows {
             self.partition_key.push(m.message.and_then(|s| s.partition_key));
         }
-        // The usual batch: no message sets a rare field, so each of their columns is
-        // one run of what the message's own metadata leaves (the checks below say
-        // what the general case gives such messages).
-        if every.plain && every.batch_index && (keyed == 0 || keyed == n) {
-            self.event_time.push_n(md.and_then(|m| m.event_time).map(|v| v as i64), n);
-            self.partition_key_b64.push_n((keyed == n).then_some(false), n);
-            self.ordering_key.push_binary_n(None, n);
-            self.properties.push_empty_n(n);
-            self.null_value.push_n(Some(false), n);
-            self.null_partition_key.push_n(Some(false), n);
-            self.compacted_out.push_n(Some(false), n);
+        let entry_event = md.and_then(|m| m.event_time);
+        push_each(rows, |m| m.message.and_then(|s| s.event_time).or(entry_event).map(|v| v as i64), |v, n| self.event_time.push_n(v, n));
+        push_each(
+            rows,
+            |m| m.message.and_then(|s| s.partition_key.map(|_| s.partition_key_b64_encoded.unwrap_or(false))),
+            |v, n| self.partition_key_b64.push_n(v, n),
+        );
+        push_each(rows, |m| m.message.and_then(|s| s.ordering_key), |v, n| self.ordering_key.push_binary_n(v, n));
+        let no_properties = |m: &MessageRow<'_>| m.message.map(|s| s.properties.0 == s.properties.1);
+        if rows.iter().all(|m| no_properties(m) == Some(true)) {
+            self.properties.push_empty_n(rows.len());
         } else {
-            let entry_event = md.and_then(|m| m.event_time);
-            push_each(rows, |m| m.message.and_then(|s| s.event_time).or(entry_event).map(|v| v as i64), |v, n| self.event_time.push_n(v, n));
-            push_each(
-                rows,
-                |m| m.message.and_then(|s| s.partition_key.map(|_| s.partition_key_b64_encoded.unwrap_or(false))),
-                |v, n| self.partition_key_b64.push_n(v, n),
-            );
-            push_each(rows, |m| m.message.and_then(|s| s.ordering_key), |v, n| self.ordering_key.push_binary_n(v, n));
-            let no_properties = |m: &MessageRow<'_>| m.message.map(|s| s.properties.0 == s.properties.1);
-            if rows.iter().all(|m| no_properties(m) == Some(true)) {
-                self.properties.push_empty_n(rows.len());
-            } else {
-                for m in rows {
-                    match m.message {
-                        Some(s) => {
-                            let (start, end) = s.properties;
-                            self.properties.push(Some(properties.get(start..end).unwrap_or_default().iter().copied()));
-                        }
-                        None => self.properties.push(None::<std::iter::Empty<Property<'_>>>),
+            for m in rows {
+                match m.message {
+                    Some(s) => {
+                        let (start, end) = s.properties;
+                        self.properties.push(Some(properties.get(start..end).unwrap_or_default().iter().copied()));
                     }
+                    None => self.properties.push(None::<std::iter::Empty<Property<'_>>>),
                 }
             }
-            // Without a message's own metadata, its flags are the entry's: false when it has metadata.
-            let has_md = md.is_some().then_some(false);
-            push_each(rows, |m| m.message.map_or(has_md, |s| Some(s.null_value.unwrap_or(false))), |v, n| self.null_value.push_n(v, n));
-            push_each(
-                rows,
-                |m| m.message.map_or(has_md, |s| Some(s.null_partition_key.unwrap_or(false))),
-                |v, n| self.null_partition_key.push_n(v, n),
-            );
-            push_each(
-                rows,
-                |m| m.message.and_then(|s| m.batch_index.map(|_| s.compacted_out.unwrap_or(false))),
-                |v, n| self.compacted_out.push_n(v, n),
-            );
         }
+        // Without a message's own metadata, its flags are the entry's: false when it has metadata.
+        let has_md = md.is_some().then_some(false);
+        push_each(rows, |m| m.message.map_or(has_md, |s| Some(s.null_value.unwrap_or(false))), |v, n| self.null_value.push_n(v, n));
+        push_each(
+            rows,
+            |m| m.message.map_or(has_md, |s| Some(s.null_partition_key.unwrap_or(false))),
+            |v, n| self.null_partition_key.push_n(v, n),
+        );
+        push_each(
+            rows,
+            |m| m.message.and_then(|s| m.batch_index.map(|_| s.compacted_out.unwrap_or(false))),
+            |v, n| self.compacted_out.push_n(v, n),
+        );
         extend_column(&mut self.message_index, every.message_index, rows.iter().map(|m| m.message_index));
         self.payload_bytes += bytes;
         if every.payload && self.payload.has_room(bytes) {
@@ -590,6 +625,66 @@ impl MessageBatchBuilder {
             } else {
                 self.error.push_str_n(entry.error, n);
             }
+        }
+    }
+
+    /// Appends `rows` of a batch's plain messages (their entry's shared columns come
+    /// from [`push_entry_columns`](Self::push_entry_columns)), the same columns
+    /// [`push_messages`](Self::push_messages) gives them, without a row per message:
+    /// what no plain message sets is one run per column. `batch` is the uncompressed
+    /// batch their ranges are in; `first_index` the topic offset of batch index 0,
+    /// when the broker gave one.
+    pub fn push_plain(
+        &mut self,
+        entry: &EntryRow<'_>,
+        plain: &PlainMessages,
+        rows: std::ops::Range<usize>,
+        batch: &[u8],
+        first_index: Option<i64>,
+    ) {
+        let md = entry.metadata;
+        let n = rows.len();
+        self.rows += n;
+        let batch_index = &plain.batch_index[rows.clone()];
+        self.batch_index.extend(batch_index.iter().copied());
+        let entry_sequence = md.and_then(|m| m.sequence_id);
+        let sequence = plain.sequence_id[rows.clone()].iter().map(|s| s.or(entry_sequence).map(|v| v as i64));
+        let every_sequence = entry_sequence.is_some() || plain.sequence_id[rows.clone()].iter().all(Option::is_some);
+        extend_column(&mut self.sequence_id, every_sequence, sequence);
+        let keys = &plain.partition_key[rows.clone()];
+        let mut keyed = 0;
+        for &(start, len) in keys {
+            let key = (start != PlainMessages::NO_KEY).then(|| range_of(batch, (start, len)));
+            keyed += usize::from(key.is_some());
+            self.partition_key.push(key);
+        }
+        if keyed == 0 || keyed == n {
+            self.partition_key_b64.push_n((keyed == n).then_some(false), n);
+        } else {
+            for &(start, _) in keys {
+                self.partition_key_b64.push_n((start != PlainMessages::NO_KEY).then_some(false), 1);
+            }
+        }
+        self.event_time.push_n(md.and_then(|m| m.event_time).map(|v| v as i64), n);
+        self.ordering_key.push_binary_n(None, n);
+        self.properties.push_empty_n(n);
+        self.null_value.push_n(Some(false), n);
+        self.null_partition_key.push_n(Some(false), n);
+        self.compacted_out.push_n(Some(false), n);
+        extend_column(&mut self.message_index, first_index.is_some(), batch_index.iter().map(|&i| first_index.map(|f| f + i as i64)));
+        let payloads = &plain.payload[rows];
+        let bytes: usize = payloads.iter().map(|&(_, len)| len as usize).sum();
+        self.payload_bytes += bytes;
+        if self.payload.has_room(bytes) {
+            self.payload.append_all(payloads.iter().map(|&p| range_of(batch, p)));
+        } else {
+            for &p in payloads {
+                // The decoder finishes the batch before payloads outgrow a column.
+                drop(self.payload.append(range_of(batch, p)));
+            }
+        }
+        if self.options.flag_errors {
+            self.error.push_str_n(entry.error, n);
         }
     }
 

@@ -90,6 +90,21 @@ fn property(b: &[u8]) -> Result<Property<'_>, &'static str> {
 pub fn parse<'a>(b: &'a [u8], properties: &mut Vec<Property<'a>>) -> Result<SingleMessage<'a>, &'static str> {
     let mut m = SingleMessage { properties: (properties.len(), properties.len()), ..Default::default() };
     let mut pos = 0;
+    // Writers put fields in field-number order, so a plain message is key, payload
+    // size, sequence id: read in that order without the general loop's dispatch,
+    // which then reads whatever follows.
+    if b.first() == Some(&0x12) {
+        pos = 1;
+        m.partition_key = Some(bytes(b, &mut pos)?);
+    }
+    if b.get(pos) == Some(&0x18) {
+        pos += 1;
+        m.payload_size = Some(varint(b, &mut pos)? as i32);
+    }
+    if b.get(pos) == Some(&0x40) {
+        pos += 1;
+        m.sequence_id = Some(varint(b, &mut pos)?);
+    }
     while pos < b.len() {
         let tag = varint(b, &mut pos)?;
         match tag {

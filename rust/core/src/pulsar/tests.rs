@@ -220,6 +220,67 @@ fn batches_longer_than_one_chunk_of_rows() {
 }
 
 #[test]
+fn plain_and_other_messages_mixed_in_a_batch_keep_their_own_fields() {
+    // A batch's plain messages (key, payload size and sequence id at most) are
+    // gathered column by column, the others as rows. In any mix, and split across
+    // output batches, each row must hold what its message gives alone (a batch of
+    // one), with its own batch index and topic offset.
+    let mut rng = crate::test_rng::Rng(0x9A11_7E57);
+    let mut md = metadata("p", 10, 1000);
+    md.event_time = Some(7);
+    let mut messages = Vec::new();
+    while messages.len() < 300 {
+        // Runs of one kind of message, of every length from 1 to past a chunk.
+        let (kind, run) = (rng.below(10), [1, 2, 5, 40, 1100][rng.below(5)]);
+        for _ in 0..run {
+            let i = messages.len() as u64;
+            let mut m = single(i);
+            match kind {
+                0 => m.partition_key = Some(format!("key-{i}").into_bytes()),
+                1 => m.sequence_id = None,
+                2 => m.properties = vec![property("k", &i.to_string())],
+                3 => m.event_time = Some(i),
+                4 => m.ordering_key = Some(vec![i as u8]),
+                5 => m.null_value = Some(true),
+                6 => (m.partition_key, m.partition_key_b64_encoded) = (Some(b"a2V5".to_vec()), Some(true)),
+                7 => m.compacted_out = Some(false),
+                _ => {}
+            }
+            let len = rng.below(150);
+            messages.push((m, rng.bytes(len)));
+        }
+    }
+    let n = messages.len();
+    md.num_messages_in_batch = Some(n as i32);
+    let broker = BrokerEntryMetadata { broker_timestamp: Some(2000), index: Some(5000) };
+    let whole = decode(&[entry(&md, &batch(&messages), true, Some(&broker))]);
+    no_errors(&whole);
+    assert_eq!(i64s(&whole, "batch_index"), (0..n as i64).map(Some).collect::<Vec<_>>());
+    assert_eq!(i64s(&whole, "message_index"), (0..n as i64).map(|i| Some(5000 - (n as i64 - 1) + i)).collect::<Vec<_>>());
+    let own = [
+        "sequence_id", "event_time", "partition_key", "partition_key_b64_encoded", "ordering_key", "properties",
+        "null_value", "null_partition_key", "compacted_out", "payload", "producer_name", "publish_time", "error",
+    ];
+    let mut one_md = md.clone();
+    one_md.num_messages_in_batch = Some(1);
+    for (i, m) in messages.iter().enumerate() {
+        let alone = decode(&[entry(&one_md, &batch(std::slice::from_ref(m)), true, None)]);
+        for column in own {
+            let got = whole.column_by_name(column).unwrap().slice(i, 1);
+            assert_eq!(got.to_data(), alone.column_by_name(column).unwrap().to_data(), "message {i} ({:?}), {column}", m.0);
+        }
+    }
+    // Output batches full at any row give the same rows.
+    for rows in [1, 3, 1000] {
+        let mut d = MessageDecoder::new(DecoderOptions { batch_rows: rows, ..Default::default() }, HashMap::new());
+        d.push_entry(0, ids(1, 0), Some(&entry(&md, &batch(&messages), true, Some(&broker))), None).unwrap();
+        let batches = d.finish_all().unwrap();
+        assert!(batches.iter().all(|b| b.num_rows() <= rows));
+        assert_eq!(concat(&d.schema(), &batches), whole, "{rows} rows a batch");
+    }
+}
+
+#[test]
 fn a_batch_of_one_uses_the_batch_layout() {
     let mut md = metadata("p", 0, 1);
     md.num_messages_in_batch = Some(1);
