@@ -743,3 +743,38 @@ def test_entry_after_one_whose_length_field_is_damaged_is_not_blamed(tmp_path):
     path.write_bytes(bytes(data))
     got = rows(bkcodec.read_journal(path), "offset", "entry_id", "digest_ok", "error_kind")
     assert [r[3] is not None for r in got if r[0] in offsets] == [False, True, False, False], got
+
+
+def test_unchecked_entry_whose_size_and_length_agree_gives_back_the_entry_the_next_one_follows(tmp_path):
+    # Bytes cut from inside the first entry of an HMAC ledger read without its
+    # password left its intact size field (which its intact length field agrees
+    # with) ending exactly where entry 6 starts, and taking in entry 5 whole. The
+    # entry was taken whole, unchecked, and entry 5 was lost; read in ranges, it was
+    # found. Entry 6 follows entry 5 by the length chain: entry 5 is real, so the
+    # entry that holds it is damaged. (Ranges also disagreed on what the span taught
+    # of the ledger's type: damage now teaches nothing.)
+    sizes = [5000, 300, 200, 100, 400, 60, 30]
+    total = [sum(sizes[: i + 1]) for i in range(len(sizes))]
+    entries = [bkcodec.encode_entry(42, i, i - 1, total[i], bytes([i + 1]) * sizes[i], digest_type="hmac", password=b"other") for i in range(7)]
+    path = tmp_path / "1.txn"
+    with bkcodec.JournalWriter(path, version=4) as w:
+        offsets = [w.add_entry(e) for e in entries]
+    data = path.read_bytes()
+    spans = [4 + len(e) for e in entries]
+    end0 = offsets[0] + spans[0]
+    cut = offsets[6] - end0  # entry 0's size now ends where entry 6 starts
+    start = end0 - spans[5] - 100  # and what is cut ends 100 bytes before entry 5
+    path.write_bytes(data[:start] + data[start + cut :])
+    keys = ("offset", "entry_id", "digest_type", "digest_ok", "error_kind")
+    got = rows(bkcodec.read_journal(path, password=b"secret"), *keys)
+    moved = {e: offsets[e] - cut for e in (5, 6)}
+    assert [r for r in got if r[4] is None and r[0] != offsets[0]] == [(moved[5], 5, None, None, None), (moved[6], 6, "hmac", None, None)], got
+    assert [r[4] for r in got if r[0] == offsets[0]] == ["bad_size"], got
+    # With the ledger's password, the same rows, verified.
+    told = rows(bkcodec.read_journal(path, password=b"other"), *keys)
+    assert [(r[0], r[3]) for r in told if r[4] is None] == [(moved[5], True), (moved[6], True)], told
+    # Read in two ranges split anywhere, the same rows as the whole file.
+    for at in range(offsets[0] + 1, moved[6] + 1, 211):
+        tiled = rows(bkcodec.read_journal(path, password=b"secret", end=at), *keys)
+        tiled += rows(bkcodec.read_journal(path, password=b"secret", start=at), *keys)
+        assert tiled == got, at

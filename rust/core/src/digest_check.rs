@@ -223,6 +223,13 @@ struct LedgerState {
     password_fails: bool,
 }
 
+/// What a [`DigestChecker`] knew of one ledger at some point.
+#[derive(Debug, Clone, Copy)]
+pub struct LedgerMemory {
+    key: LedgerKey,
+    state: Option<LedgerState>,
+}
+
 /// A direct-mapped cache of the verified type of recently seen ledgers: streams
 /// interleave a few ledgers, and a hash-map lookup per entry would cost as much as
 /// a short CRC.
@@ -270,6 +277,29 @@ impl LengthChain {
 /// The digest length each type stores, and back.
 fn type_of_digest_len(len: i64) -> Option<DigestType> {
     DigestType::ALL.into_iter().find(|dt| dt.len() as i64 == len)
+}
+
+/// Whether the entry `next` (`next_len` bytes) follows the entry `entry` in their
+/// ledger by the length chain alone: same ledger, the next entry id, and the
+/// running length between them leaving `next` a digest some digest type has (a V2
+/// entry's: the one it declares). The slices need hold only the headers. No digest
+/// is computed, so it holds for entries whose digests cannot be checked; bytes that
+/// merely frame like entries (inside a payload) pass it only by an eight-byte
+/// coincidence.
+pub fn follows_by_length(entry: &[u8], next: &[u8], next_len: usize) -> bool {
+    let (Some((a, _)), Some((b, _))) = (HeaderView::read(entry), HeaderView::read(next)) else { return false };
+    if ledger_key(&a) != ledger_key(&b) || a.entry_id().checked_add(1) != Some(b.entry_id()) {
+        return false;
+    }
+    let digest_len = b
+        .length()
+        .checked_sub(a.length())
+        .and_then(|payload| (next_len as i64 - b.len() as i64).checked_sub(payload));
+    match (digest_len, b.declared_digest()) {
+        (Some(d), Some(declared)) => d == declared.len() as i64,
+        (Some(d), None) => type_of_digest_len(d).is_some(),
+        (None, _) => false,
+    }
 }
 
 impl DigestChecker {
@@ -437,6 +467,42 @@ impl DigestChecker {
     /// type nothing tells, first of its ledger here or after a gap.
     pub fn span_unconfirmed(&self) -> bool {
         self.span_unconfirmed
+    }
+
+    /// What the checker knows of the ledger of the entry `bytes`, to put back with
+    /// [`restore`](Self::restore) if the entry turns out to be no entry.
+    pub fn memory_of(&self, bytes: &[u8]) -> Option<LedgerMemory> {
+        let (view, _) = HeaderView::read(bytes)?;
+        let key = ledger_key(&view);
+        Some(LedgerMemory { key, state: self.ledgers.get(&key).copied() })
+    }
+
+    /// Forgets what was learned of a ledger since [`memory_of`](Self::memory_of).
+    pub fn restore(&mut self, memory: LedgerMemory) {
+        match memory.state {
+            Some(state) => self.ledgers.insert(memory.key, state),
+            None => self.ledgers.remove(&memory.key),
+        };
+        let slot = recent_slot(memory.key.1);
+        if self.recent[slot].0 == memory.key.1 {
+            self.recent[slot] = (-1, DigestType::Dummy);
+        }
+    }
+
+    /// When the entry whose header `head` holds is neither its ledger's entry 0 nor
+    /// the one after the last entry of its ledger checked: the ledger and entry ids
+    /// of its previous entry as they start a header's fields (big-endian).
+    pub fn missing_predecessor(&self, head: &[u8]) -> Option<[u8; 16]> {
+        let (view, _) = HeaderView::read(head)?;
+        let id = view.entry_id();
+        let seen = self.ledgers.get(&ledger_key(&view)).and_then(|s| s.last).is_some_and(|(last, _)| last.checked_add(1) == Some(id));
+        if id <= 0 || seen {
+            return None;
+        }
+        let mut ids = [0u8; 16];
+        ids[..8].copy_from_slice(&view.ledger_id().to_be_bytes());
+        ids[8..].copy_from_slice(&(id - 1).to_be_bytes());
+        Some(ids)
     }
 
     /// Checks one entry, learning its ledger's type under inference.

@@ -71,6 +71,11 @@ pub(crate) const MAX_SYNC_RECORD: usize = (1 << 24) - 1;
 /// Records up to this size may be confirmed by their digest when the chain after
 /// them is damaged (bounded so a search through random bytes stays linear).
 const MAX_DIGEST_RESCUE: usize = 64 * 1024;
+/// A record's start, end and kind.
+type RecordSpan<K> = (usize, usize, K);
+
+/// Bytes that hold any entry's header (V1 32, V2 41).
+const ENTRY_HEADER_MAX: usize = 64;
 /// Entries up to this size may be recovered behind a damaged size field by their
 /// digest (a larger span between two sync points is reported as damage).
 const MAX_REFRAME: usize = MAX_SYNC_RECORD;
@@ -547,8 +552,11 @@ impl Chain {
     ///
     /// `unchecked`: the entry's digest could not be computed at all (an HMAC entry
     /// without its password, a V1 entry of unknown type), so it may well be whole; it
-    /// gives way only to an entry inside it whose digest verifies (records that tile
-    /// to its end prove nothing against it: its payload may hold anything).
+    /// gives way only to an entry inside it whose digest verifies, or to records that
+    /// tile to its end, an entry last, which the entry right after it follows by the
+    /// length chain (`follows`: see `digest_check::follows_by_length`). Records that
+    /// merely tile prove nothing against it: its payload may hold anything; but not
+    /// the previous entry of the record after it.
     pub(crate) fn split_failed<F: Framing>(
         &mut self,
         f: &F,
@@ -556,6 +564,7 @@ impl Chain {
         p: usize,
         end: usize,
         unchecked: bool,
+        follows: impl Fn(&[u8], &[u8], usize) -> bool,
     ) -> Fetch<Option<Step<F::Kind>>> {
         if self.pos != end || !self.in_step() {
             return Ok(None);
@@ -563,7 +572,7 @@ impl Chain {
         let Some(r) = self.find_sync(f, v, p + 1, end)? else { return Ok(None) };
         let Some(end_r) = self.frames_strongly(f, v, r)? else { return Ok(None) };
         let proven = if unchecked {
-            self.digest_confirms(f, v, r, end_r)?
+            self.digest_confirms(f, v, r, end_r)? || self.next_follows(f, v, r, end, follows)?
         } else {
             self.records_tile(f, v, r, end)? || self.digest_confirms(f, v, r, end_r)?
         };
@@ -872,21 +881,40 @@ impl Chain {
         }
     }
 
+    /// Whether strictly plausible records from `from` end exactly at `to`, an entry
+    /// last, and the entry at `to` follows that one by the length chain (`follows`
+    /// is given both headers and the later entry's length).
+    fn next_follows<F: Framing>(&self, f: &F, v: &View<'_>, from: usize, to: usize, follows: impl Fn(&[u8], &[u8], usize) -> bool) -> Fetch<bool> {
+        let Some(Some((a, a_end, kind))) = self.tiling(f, v, from, to)? else { return Ok(false) };
+        if !f.is_entry(kind) {
+            return Ok(false);
+        }
+        let Some((next, next_len)) = entry_head_at(f, v, to)? else { return Ok(false) };
+        Ok(follows(v.get(a + 4, (a_end - a - 4).min(ENTRY_HEADER_MAX))?, next, next_len))
+    }
+
     /// Whether strictly plausible records from `from` end exactly at `to`.
-    fn records_tile<F: Framing>(&self, f: &F, v: &View<'_>, mut from: usize, to: usize) -> Fetch<bool> {
+    fn records_tile<F: Framing>(&self, f: &F, v: &View<'_>, from: usize, to: usize) -> Fetch<bool> {
+        Ok(self.tiling(f, v, from, to)?.is_some())
+    }
+
+    /// When strictly plausible records from `from` end exactly at `to`: the last of
+    /// them (start, end, kind), none when `from` is `to`.
+    fn tiling<F: Framing>(&self, f: &F, v: &View<'_>, mut from: usize, to: usize) -> Fetch<Option<Option<RecordSpan<F::Kind>>>> {
+        let mut last = None;
         for _ in 0..MAX_TILING_RECORDS {
             if from == to {
-                return Ok(true);
+                return Ok(Some(last));
             }
             if from > to || from + 4 > v.len() || v.i32_at(from)? == 0 {
-                return Ok(false);
+                return Ok(None);
             }
             match f.check(v, from, true)? {
-                Check::Record { end, .. } => from = end,
-                _ => return Ok(false),
+                Check::Record { end, kind } => (last, from) = (Some((from, end, kind)), end),
+                _ => return Ok(None),
             }
         }
-        Ok(false)
+        Ok(None)
     }
 
     /// The first position in `[from, limit)` from which strictly plausible records end
@@ -1045,4 +1073,16 @@ impl Chain {
 #[allow(dead_code)]
 pub(crate) fn run_end(bytes: &[u8], byte: u8) -> usize {
     first_not(bytes, 0, bytes.len(), byte)
+}
+
+/// The header of the entry whose record starts at `q` (the bytes that hold it) and
+/// the entry's length, when a strictly plausible entry record starts there.
+pub(crate) fn entry_head_at<'v, F: Framing>(f: &F, v: &View<'v>, q: usize) -> Fetch<Option<(&'v [u8], usize)>> {
+    if q + 4 > v.len() || v.i32_at(q)? == 0 {
+        return Ok(None);
+    }
+    match f.check(v, q, true)? {
+        Check::Record { end, kind } if f.is_entry(kind) => Ok(Some((v.get(q + 4, (end - q - 4).min(ENTRY_HEADER_MAX))?, end - q - 4))),
+        _ => Ok(None),
+    }
 }

@@ -22,9 +22,9 @@
 
 use std::sync::Arc;
 
-use crate::digest_check::{CheckedEntry, DigestChecker, LedgerKey, LookAhead, Outcome, Verdict, GROUP_LEN};
+use crate::digest_check::{follows_by_length, CheckedEntry, DigestChecker, LedgerKey, LookAhead, Outcome, Verdict, GROUP_LEN};
 use crate::error::{Error, ErrorKind, Result};
-use crate::files::framing::{Chain, Framing, Step};
+use crate::files::framing::{entry_head_at, Chain, Framing, Step};
 use crate::files::gap::{Gap, GapKind};
 use crate::files::source::ReadAt;
 use crate::files::window::{Frozen, Need, View, Window};
@@ -528,12 +528,17 @@ impl<F: RecordFormat> RecordScan<F> {
                 self.batch_keep.get_or_insert(offset);
                 let bytes = view.get(offset + 4, end - offset - 4).expect("a step's record is in the window");
                 self.batch_bytes += bytes.len();
+                // Put back if this turns out to be no entry: damage teaches nothing (a
+                // read in ranges never takes it for a record at all).
+                let memory = self.checker.memory_of(bytes);
+                let mut looked_ahead = None;
                 let mut outcome = self.checker.check_one(bytes);
                 if let Some(ledger) = self.checker.needs_look_ahead(&outcome) {
                     // The first entry of a ledger seen here did not verify (damaged, or
                     // of a type the digests cannot tell): the ledger's entries further
                     // on may say which.
                     if self.looked_ahead.insert(ledger) {
+                        looked_ahead = Some(ledger);
                         self.look_ahead(ledger, offset);
                         {
                             if !self.window.view().in_window(offset, end - offset) {
@@ -547,9 +552,20 @@ impl<F: RecordFormat> RecordScan<F> {
                 }
                 let mismatch = matches!(&outcome, Outcome::Framed(_, Some(e)) if e.kind == ErrorKind::DigestMismatch);
                 let unconfirmed = self.checker.span_unconfirmed();
-                if !reframed && (mismatch || unconfirmed) {
-                    if let Some(step) = self.split_failed(offset, end, unconfirmed) {
+                let unchecked = matches!(&outcome, Outcome::Framed(c, None) if matches!(c.verdict, Verdict::Unchecked(_)));
+                // An unchecked entry whose size and length fields agree may still have
+                // lost bytes from inside: the record after it then lacks its ledger's
+                // previous entry, which this one may hold.
+                let suspect = unconfirmed || (unchecked && !reframed && self.may_hold_next_predecessor(offset, end));
+                if !reframed && (mismatch || suspect) {
+                    if let Some(step) = self.split_failed(offset, end, suspect) {
                         // Not one entry: the span before the records it held, then them.
+                        if let Some(memory) = memory {
+                            self.checker.restore(memory);
+                        }
+                        if let Some(ledger) = looked_ahead {
+                            self.looked_ahead.remove(&ledger);
+                        }
                         self.records_end = offset;
                         self.batch_bytes -= end - offset - 4;
                         return self.take_step(sink, step);
@@ -611,12 +627,37 @@ impl<F: RecordFormat> RecordScan<F> {
         }
     }
 
+    /// Whether the record at `end` is an entry whose ledger's previous entry has not
+    /// been seen (not its entry 0, nor the one after the last seen), and the entry
+    /// `[offset, end)` holds that entry's ids as a header would (a search much cheaper
+    /// than looking for records inside it). Fetches what it needs while the entry
+    /// stays in the window.
+    fn may_hold_next_predecessor(&mut self, offset: usize, end: usize) -> bool {
+        let hold = if self.retain { self.batch_keep.map_or(offset, |b| b.min(offset)) } else { offset };
+        loop {
+            let view = self.window.view();
+            match entry_head_at(&self.framing, &view, end) {
+                Ok(Some((head, _))) => {
+                    let Some(ids) = self.checker.missing_predecessor(head) else { return false };
+                    let Ok(bytes) = view.get(offset + 5, end - offset - 5) else { return false };
+                    return memchr::memmem::find(bytes, &ids).is_some();
+                }
+                Ok(None) => return false,
+                Err(need) => {
+                    if !matches!(self.window.fetch(need, hold, hold), Ok(true)) {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+
     /// [`Chain::split_failed`] on the entry `[offset, end)` just taken, fetching what
     /// it needs while the entry stays in the window.
     fn split_failed(&mut self, offset: usize, end: usize, unchecked: bool) -> Option<Step<F::Kind>> {
         let hold = if self.retain { self.batch_keep.map_or(offset, |b| b.min(offset)) } else { offset };
         loop {
-            match self.chain.split_failed(&self.framing, &self.window.view(), offset, end, unchecked) {
+            match self.chain.split_failed(&self.framing, &self.window.view(), offset, end, unchecked, follows_by_length) {
                 Ok(step) => return step,
                 Err(need) => {
                     if !matches!(self.window.fetch(need, hold, hold), Ok(true)) {
