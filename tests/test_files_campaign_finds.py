@@ -778,3 +778,31 @@ def test_unchecked_entry_whose_size_and_length_agree_gives_back_the_entry_the_ne
         tiled = rows(bkcodec.read_journal(path, password=b"secret", end=at), *keys)
         tiled += rows(bkcodec.read_journal(path, password=b"secret", start=at), *keys)
         assert tiled == got, at
+
+
+def test_records_before_preallocated_zeros_with_a_flipped_bit_are_found_again(tmp_path):
+    # The start of a journal was zeroed, so the walk had to find its way back at a
+    # record that something confirms. The two records after the zeros were HMAC
+    # entries read without their password, the last ones in the file: too few to
+    # confirm each other, only a clean end could confirm them, and one flipped bit in the zeros the journal had
+    # preallocated after them made it unclean. Nothing was found again: the intact
+    # records and the zeros after them were one garbage row.
+    sizes = [700, 900, 1200, 800, 600, 1000, 300, 500]
+    total = [sum(sizes[: i + 1]) for i in range(len(sizes))]
+    entries = [bkcodec.encode_entry(61, i, i - 1, total[i], bytes([i + 1]) * sizes[i], digest_type="hmac", password=b"other") for i in range(len(sizes))]
+    path = tmp_path / "1.txn"
+    with bkcodec.JournalWriter(path, version=4) as w:
+        offsets = [w.add_entry(e) for e in entries]
+    data = bytearray(path.read_bytes())
+    end = len(data)
+    data += bytes(40 << 10)  # preallocated
+    data[end + 18000] ^= 0x10  # one rotted bit
+    zeroed = offsets[-2] - 20  # up to the last two records: too few to confirm each other
+    data[:zeroed] = bytes(zeroed)
+    path.write_bytes(bytes(data))
+    got = rows(bkcodec.read_journal(path, password=b"secret"), "offset", "entry_id", "error_kind")
+    after = [(o, e) for e, o in enumerate(offsets) if o >= zeroed]
+    assert len(after) == 2, offsets
+    assert [(r[0], r[1]) for r in got if r[2] is None] == after, got
+    # The flipped byte is damage, where it is.
+    assert any(r[2] is not None and r[0] <= end + 18000 for r in got if r[0] >= end), got

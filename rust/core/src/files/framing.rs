@@ -220,6 +220,9 @@ pub(crate) struct Chain {
     pending: [Option<Gap>; 2],
     sync: Option<SyncKnowledge>,
     zeros: Option<ZeroRun>,
+    /// Whether the bytes from a position to the end are zeros but for a few flaws
+    /// (see [`Chain::nearly_zeros_to_end`]), once known.
+    tail: Option<(usize, bool)>,
 }
 
 fn gap(offset: usize, end: usize, kind: GapKind) -> Gap {
@@ -273,7 +276,7 @@ impl Chain {
         let to_usize = |v: u64| usize::try_from(v).unwrap_or(usize::MAX).min(len);
         let (start, end) = (to_usize(start), to_usize(end));
         let mut chain =
-            Chain { pos: len, range_end: end, seeking: false, done: true, pending: [None, None], sync: None, zeros: None };
+            Chain { pos: len, range_end: end, seeking: false, done: true, pending: [None, None], sync: None, zeros: None, tail: None };
         if start >= end || end <= data_start {
             return chain;
         }
@@ -302,6 +305,7 @@ impl Chain {
     pub(crate) fn clamp(&mut self, len: usize) {
         self.sync = None;
         self.zeros = None;
+        self.tail = None;
         self.range_end = self.range_end.min(len);
         self.pos = self.pos.min(len);
     }
@@ -739,6 +743,33 @@ impl Chain {
         }
     }
 
+    /// Whether the bytes from `z` to the end of the file are zeros but for at most
+    /// one flawed byte in each 4 KiB from `z` on: the space a journal preallocates
+    /// after its last record, where bits have rotted. (Records, even of zero-heavy
+    /// payloads, are far denser, and the search stops at their first block; a tail
+    /// this empty ends the chain as cleanly as zeros would.)
+    fn nearly_zeros_to_end(&mut self, v: &View<'_>, z: usize) -> Fetch<bool> {
+        if let Some((_, sparse)) = self.tail.filter(|t| t.0 == z) {
+            return Ok(sparse);
+        }
+        let len = v.len();
+        let (mut at, mut last_block) = (z, None);
+        let sparse = loop {
+            if at >= len {
+                break true;
+            }
+            let block = (at - z) / PADDING_BLOCK;
+            if last_block == Some(block) {
+                break false;
+            }
+            last_block = Some(block);
+            let mut reached = at + 1;
+            at = first_not_in(v, at + 1, len, 0, &mut reached)?;
+        };
+        self.tail = Some((z, sparse));
+        Ok(sparse)
+    }
+
     /// Whether the walk, arriving at `q` after a record, finds the file continuing
     /// sensibly: `depth` more plausible records, or a clean end before them. A clean
     /// end is the end of the file, an anchor record (journal padding, entry-log map),
@@ -756,7 +787,8 @@ impl Chain {
                 return Ok(false);
             }
             if v.i32_at(q)? == 0 {
-                return Ok(self.zero_run_end(v, q)? == len && run_starts_at(v, q, 0)?);
+                let z = self.zero_run_end(v, q)?;
+                return Ok((z == len || self.nearly_zeros_to_end(v, z)?) && run_starts_at(v, q, 0)?);
             }
             if let Some(fill) = f.fill() {
                 if v.byte(q)? == fill {
