@@ -806,3 +806,25 @@ def test_records_before_preallocated_zeros_with_a_flipped_bit_are_found_again(tm
     assert [(r[0], r[1]) for r in got if r[2] is None] == after, got
     # The flipped byte is damage, where it is.
     assert any(r[2] is not None and r[0] <= end + 18000 for r in got if r[0] >= end), got
+
+
+def test_journal_version_damaged_to_a_padded_one_over_a_damaged_first_record(tmp_path):
+    # The version byte of a version 4 journal was damaged to 6 (whose header is a
+    # sector of zeros, records from byte 512), and the size field of its first
+    # record, a ledger key (whose size is exact), one too small. With no record left
+    # at byte 8 to say the version was wrong, the header was believed: the records
+    # before byte 512 were lost and the bytes from 512 were one damaged span.
+    entries = [bkcodec.encode_entry(71, i, i - 1, 90 * (i + 1), bytes([i + 1]) * 90, digest_type="crc32c") for i in range(12)]
+    path = tmp_path / "1.txn"
+    with bkcodec.JournalWriter(path, version=4) as w:
+        key = w.add_ledger_key(71, b"k" * 20)
+        offsets = [w.add_entry(e) for e in entries]
+    data = bytearray(path.read_bytes())
+    assert key == 8 and data[7] == 4 and offsets[0] < 512
+    data[7] = 6
+    struct.pack_into(">i", data, 8, struct.unpack_from(">i", data, 8)[0] - 1)
+    path.write_bytes(bytes(data))
+    got = rows(bkcodec.read_journal(path), "offset", "entry_id", "digest_ok", "error_kind")
+    assert got[0][3] == "bad_header", got
+    assert [r[3] is not None for r in got if r[0] == 8] == [True], got
+    assert [(r[0], r[1], r[2]) for r in got if r[3] is None] == [(o, e, True) for e, o in enumerate(offsets)], got

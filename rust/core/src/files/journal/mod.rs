@@ -137,27 +137,37 @@ pub fn detect_header(source: &dyn ReadAt) -> (std::result::Result<JournalHeader,
         return (Err(Error::truncated(0, VERSION_HEADER_LEN, 0).with_detail("empty file: no journal header")), 0,
             Some(Gap { offset: 0, len: 0, kind: GapKind::TornHeader }));
     }
-    let head = match crate::files::source::read_vec_at(source, 0, SECTOR_SIZE as usize) {
-        Ok(head) => head,
+    // The first sector, and the first record of a version 5 or later journal after it.
+    let read = match crate::files::source::read_vec_at(source, 0, SECTOR_SIZE as usize + 64) {
+        Ok(read) => read,
         // Unreadable is not damaged: the caller says so as an I/O error.
         Err(e) if e.kind == ErrorKind::Io => return (Err(e), 0, None),
         Err(_) => Vec::new(),
     };
+    let head = &read[..read.len().min(SECTOR_SIZE as usize)];
     let sector_zeros = head.len() == SECTOR_SIZE as usize && head[VERSION_HEADER_LEN as usize..].iter().all(|&b| b == 0);
     let inferred = if sector_zeros { SECTOR_SIZE } else { VERSION_HEADER_LEN };
     let bad = |e: Error, start: u64| (Err(e), start, Some(Gap { offset: 0, len: start.min(len), kind: GapKind::BadHeader }));
     if head.len() >= VERSION_HEADER_LEN as usize && head[..4] == MAGIC {
-        return match JournalHeader::parse(&head) {
-            // Versions 5 and later pad the header to a sector with zeros: a record
-            // there says the version is damaged (an earlier version's journal has its
-            // first record at 8).
-            Ok(h) if h.data_start() == SECTOR_SIZE && head.len() == SECTOR_SIZE as usize && !sector_zeros && record_at(&head, 8) => bad(
-                Error::corrupt(4, format!(
-                    "the header says version {}, whose header is a sector of zeros after its first 8 bytes, \
-                     but bytes 8 to 512 hold data: the version is damaged", h.version
-                )),
-                VERSION_HEADER_LEN,
-            ),
+        return match JournalHeader::parse(head) {
+            // Versions 5 and later pad the header to a sector with zeros: data there
+            // says the version is damaged (an earlier version's journal has its first
+            // record at 8) when a record starts at 8, or a record's ids follow a size
+            // field there (the size itself damaged) and no record starts at 512, where
+            // the version's first record would be.
+            Ok(h) if h.data_start() == SECTOR_SIZE
+                && head.len() == SECTOR_SIZE as usize
+                && !sector_zeros
+                && (record_at(head, 8) || (record_ids_at(head, 8) && !record_fits_at(&read, SECTOR_SIZE as usize, len))) =>
+            {
+                bad(
+                    Error::corrupt(4, format!(
+                        "the header says version {}, whose header is a sector of zeros after its first 8 bytes, \
+                         but bytes 8 to 512 hold data: the version is damaged", h.version
+                    )),
+                    VERSION_HEADER_LEN,
+                )
+            }
             Ok(h) => {
                 let start = h.data_start();
                 let gap = (len < start).then_some(Gap { offset: 0, len, kind: GapKind::TornHeader });
@@ -185,6 +195,25 @@ fn record_at(head: &[u8], at: usize) -> bool {
             scan::payload_verdict(&head[at + 4..], n as usize, false).1,
             crate::files::plausible::Verdict::Plausible | crate::files::plausible::Verdict::Short
         )
+}
+
+/// Whether a non-zero size field at `at` is followed by ids a record has, whatever
+/// the size says: a V1 ledger id and an entry id below 2^40, or a journal meta
+/// record's id.
+fn record_ids_at(head: &[u8], at: usize) -> bool {
+    let ids = |i: usize| head.get(at + 4 + 8 * i..at + 12 + 8 * i).map(|b| i64::from_be_bytes(b.try_into().expect("8 bytes")));
+    let (Ok(size), Some(ledger_id), Some(entry_id)) = (i32_at(head, at), ids(0), ids(1)) else { return false };
+    let meta = [METAENTRY_ID_LEDGER_KEY, METAENTRY_ID_FENCE_KEY, METAENTRY_ID_FORCE_LEDGER, METAENTRY_ID_LEDGER_EXPLICITLAC];
+    size != 0 && ledger_id >= 0 && ((0..1 << 40).contains(&entry_id) || meta.contains(&entry_id)) && (ledger_id, entry_id) != (0, 0)
+}
+
+/// Whether `read` holds at `at` a record that fits in the file (`len` bytes) and
+/// whose header the bytes read show to be plausible.
+fn record_fits_at(read: &[u8], at: usize, len: u64) -> bool {
+    let Ok(n) = i32_at(read, at) else { return false };
+    n >= 16
+        && (at as u64 + 4 + n as u64) <= len
+        && matches!(scan::payload_verdict(&read[at + 4..], n as usize, false).1, crate::files::plausible::Verdict::Plausible)
 }
 
 /// The header of the journal in `source`, as `journal_header` reports it: the
