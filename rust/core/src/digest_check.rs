@@ -145,8 +145,7 @@ impl LookAhead {
             (e, Some((pe, pl))) if pe == e - 1 => Some(pl),
             _ => None,
         }
-        .and_then(|prev| h.length().checked_sub(prev))
-        .and_then(|payload| (bytes.len() as i64 - V1_HEADER_LEN as i64).checked_sub(payload))
+        .and_then(|prev| chained_digest_len(&h, bytes.len(), prev))
         .and_then(type_of_digest_len);
         if let Some(dt) = found {
             self.chained.get_or_insert(dt);
@@ -279,6 +278,15 @@ fn type_of_digest_len(len: i64) -> Option<DigestType> {
     DigestType::ALL.into_iter().find(|dt| dt.len() as i64 == len)
 }
 
+/// The digest length an entry of `entry_len` bytes has when the running length
+/// before it was `previous_length`: its bytes less its header and the payload its
+/// length field adds. (A V2 header keeps the running length as V1 does, after its
+/// longer header.)
+fn chained_digest_len(view: &HeaderView<'_>, entry_len: usize, previous_length: i64) -> Option<i64> {
+    let payload = view.length().checked_sub(previous_length)?;
+    (entry_len as i64 - view.len() as i64).checked_sub(payload)
+}
+
 /// Whether the entry `next` (`next_len` bytes) follows the entry `entry` in their
 /// ledger by the length chain alone: same ledger, the next entry id, and the
 /// running length between them leaving `next` a digest some digest type has (a V2
@@ -291,11 +299,7 @@ pub fn follows_by_length(entry: &[u8], next: &[u8], next_len: usize) -> bool {
     if ledger_key(&a) != ledger_key(&b) || a.entry_id().checked_add(1) != Some(b.entry_id()) {
         return false;
     }
-    let digest_len = b
-        .length()
-        .checked_sub(a.length())
-        .and_then(|payload| (next_len as i64 - b.len() as i64).checked_sub(payload));
-    match (digest_len, b.declared_digest()) {
+    match (chained_digest_len(&b, next_len, a.length()), b.declared_digest()) {
         (Some(d), Some(declared)) => d == declared.len() as i64,
         (Some(d), None) => type_of_digest_len(d).is_some(),
         (None, _) => false,
@@ -748,10 +752,7 @@ impl DigestChecker {
             (e, Some((last_id, last_length))) if last_id == e - 1 => (Some(last_length), state.is_some_and(|s| s.last_vouched)),
             _ => (None, false),
         };
-        // (A V2 header keeps the running length as V1 does, after its longer header.)
-        let d = previous_length
-            .and_then(|prev| length.checked_sub(prev))
-            .and_then(|payload| (entry_len as i64 - view.format().header_len() as i64).checked_sub(payload));
+        let d = previous_length.and_then(|prev| chained_digest_len(view, entry_len, prev));
         if record {
             let state = self.ledgers.entry(key).or_default();
             let holds = d.is_some_and(|d| type_of_digest_len(d).is_some());

@@ -10,7 +10,7 @@ use crate::files::framing::ScanOptions;
 
 /// Entry ids and ledger lengths at or above these are taken as random bytes when
 /// looking for a sync point (real ledgers are rolled long before).
-const MAX_SYNC_ENTRY_ID: i64 = 1 << 40;
+pub(crate) const MAX_SYNC_ENTRY_ID: i64 = 1 << 40;
 const MAX_SYNC_LENGTH: i64 = 1 << 50;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,8 @@ pub use scan::{JournalCursor, JournalItem, JournalRecord, JournalRecordKind, Jou
 pub(crate) use scan::JournalFraming;
 pub use writer::JournalWriter;
 
-use crate::bytes::i32_at;
+use crate::bytes::{i32_at, i64_at};
+use crate::files::plausible::MAX_SYNC_ENTRY_ID;
 use crate::files::source::ReadAt;
 use crate::error::{Error, ErrorKind, Result};
 use crate::files::framing::ScanOptions;
@@ -201,10 +202,12 @@ fn record_at(head: &[u8], at: usize) -> bool {
 /// the size says: a V1 ledger id and an entry id below 2^40, or a journal meta
 /// record's id.
 fn record_ids_at(head: &[u8], at: usize) -> bool {
-    let ids = |i: usize| head.get(at + 4 + 8 * i..at + 12 + 8 * i).map(|b| i64::from_be_bytes(b.try_into().expect("8 bytes")));
-    let (Ok(size), Some(ledger_id), Some(entry_id)) = (i32_at(head, at), ids(0), ids(1)) else { return false };
+    let (Ok(size), Ok(ledger_id), Ok(entry_id)) = (i32_at(head, at), i64_at(head, at + 4), i64_at(head, at + 12)) else { return false };
     let meta = [METAENTRY_ID_LEDGER_KEY, METAENTRY_ID_FENCE_KEY, METAENTRY_ID_FORCE_LEDGER, METAENTRY_ID_LEDGER_EXPLICITLAC];
-    size != 0 && ledger_id >= 0 && ((0..1 << 40).contains(&entry_id) || meta.contains(&entry_id)) && (ledger_id, entry_id) != (0, 0)
+    size != 0
+        && ledger_id >= 0
+        && ((0..MAX_SYNC_ENTRY_ID).contains(&entry_id) || meta.contains(&entry_id))
+        && (ledger_id, entry_id) != (0, 0)
 }
 
 /// Whether `read` holds at `at` a record that fits in the file (`len` bytes) and
