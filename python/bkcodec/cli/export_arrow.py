@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import output_target
 from ..bookie import aligned_batch, merged_schema
 from .discover import ENTRY_LOG, JOURNAL, BookieFile, find_bookie_files
 from .errors import EXIT_OK, CliError
@@ -69,20 +71,22 @@ def _output_format(args: argparse.Namespace) -> str:
     )
 
 
-def _prepare_target(path: Path, overwrite: bool) -> None:
-    if path.exists():
-        if not overwrite:
-            raise CliError("already exists (pass --overwrite to replace it)", str(path))
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            path.unlink()
-    if not path.parent.exists():
-        raise CliError("no such directory", str(path.parent))
+def prepare_target(path: Path, inputs: Sequence[str | os.PathLike[str]], overwrite: bool) -> None:
+    """The command's one check of its target: outside what it reads, and new unless
+    --overwrite replaces a previous output of bkcodec's."""
+    try:
+        output_target.prepare_target(path, inputs, overwrite=overwrite)
+    except output_target.OutputTargetError as err:
+        raise CliError(err.reason, err.path) from None
 
 
-def write_output(fmt: str, target: Path, schema, batches: Iterator[Any]) -> None:
+def write_output(fmt: str, target: Path, schema, batches: Iterator[Any], what: str = "export") -> None:
+    """Writes `batches` to `target` as `fmt`, the schema marked as bkcodec's output (so
+    --overwrite may later replace it)."""
     import pyarrow as pa
+
+    schema = output_target.marked_schema(schema, what)
+    batches = (b.replace_schema_metadata(schema.metadata) for b in batches)
 
     if fmt == "parquet":
         import pyarrow.parquet as pq
@@ -110,7 +114,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     fmt = _output_format(args)
     files = find_bookie_files(args.paths, kinds=(ENTRY_LOG, JOURNAL))
     digests = digest_options(args)
-    _prepare_target(args.to, args.overwrite)
+    prepare_target(args.to, args.paths, args.overwrite)
     result = export_files(
         files, digests, args.to, fmt, out, payload=args.payload, verify=not args.no_verify, ledgers=args.ledger
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import EXIT_DAMAGE, EXIT_OK, CliError
-from .export_arrow import ARROW_SUFFIXES, PARQUET_SUFFIXES, _prepare_target, write_output
+from .export_arrow import ARROW_SUFFIXES, PARQUET_SUFFIXES, prepare_target, write_output
 from .output import Output, to_json
 from .ranges import non_negative, parse_spans
 from .readers import DIGEST_CHOICES
@@ -165,7 +165,7 @@ def _json_row(r: dict[str, Any], mode: str) -> dict[str, Any]:
 def run_messages(args: argparse.Namespace, out: Output) -> int:
     fmt = _output_format(args.to) if args.to is not None else None
     if fmt is not None:
-        _prepare_target(args.to, args.overwrite)
+        prepare_target(args.to, [*args.paths, *([args.metadata] if args.metadata else [])], args.overwrite)
     counts = {"messages": 0, "errors": 0}
     topics: dict[str | None, int] = defaultdict(int)
     files = _files(args)
@@ -184,7 +184,7 @@ def run_messages(args: argparse.Namespace, out: Output) -> int:
 
         if fmt is not None:
             try:
-                write_output(fmt, args.to, reader.schema, counted())
+                write_output(fmt, args.to, reader.schema, counted(), "pulsar messages")
             except BaseException:
                 args.to.unlink(missing_ok=True)
                 raise

@@ -49,20 +49,15 @@ def _relative(d: Path, root: Path) -> Path:
     return Path(d.name)
 
 
-def _inside(path: Path, dirs: list[Path]) -> bool:
-    path = path.resolve()
-    for d in dirs:
-        d = d.resolve()
-        if path == d or d in path.parents:
-            return True
-    return False
-
-
 def _prepare(target: Path, bookie_dirs: list[Path]) -> bool:
     """Checks that `target` is new (or an empty directory) and outside the bookie;
     returns whether it must be created."""
-    if _inside(target, bookie_dirs):
-        raise CliError("is inside the bookie; the rebuilt index goes to a new directory elsewhere", str(target))
+    from .. import output_target
+
+    try:
+        output_target.check_outside_inputs(target, bookie_dirs)
+    except output_target.OutputTargetError as err:
+        raise CliError(f"{err.reason} (the rebuilt index goes to a new directory elsewhere)", err.path) from None
     if target.exists():
         if not target.is_dir() or any(target.iterdir()):
             raise CliError("already exists and is not an empty directory", str(target))

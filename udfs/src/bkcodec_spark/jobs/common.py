@@ -5,6 +5,7 @@ they end: exit status 0 (done, nothing found), 1 (findings: damage, failed diges
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import sys
 import warnings
@@ -153,15 +154,42 @@ def add_output_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--show", type=int, default=50, metavar="N", help="rows of the table to print (default 50)")
 
 
-def check_output(path: str | None, overwrite: bool) -> None:
-    """Before Spark starts: an existing output is refused unless it is to be replaced."""
+def check_output(path: str | None, overwrite: bool, inputs: list[str], *, append: bool = False) -> None:
+    """Before Spark starts: the output lies outside every input (local paths resolved
+    through `..` and links, remote ones by prefix), and an existing one is refused
+    unless --overwrite replaces a previous output of ours (which is removed here, so
+    Spark's own overwrite never deletes anything else) or --append adds to it."""
     if path is None:
         return
-    if os.path.exists(path) and not overwrite:
-        raise JobError(f"{path} already exists (pass --overwrite to replace it)")
-    parent = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(parent):
-        raise JobError(f"no such directory: {parent}")
+    from bkcodec import output_target
+
+    local_inputs = [p for given in inputs if not files.is_remote(given) for p in (glob.glob(given) or [given])]
+    if files.is_remote(path):
+        for given in inputs:
+            prefix = given.split("*", 1)[0].rstrip("/")
+            if files.is_remote(given) and (path.rstrip("/") + "/").startswith(prefix + "/"):
+                raise JobError(f"{path}: is inside the input {given}; write the output elsewhere")
+        _check_remote_output(path, overwrite or append, replace=overwrite)
+        return
+    try:
+        if append and os.path.exists(path):
+            output_target.check_outside_inputs(path, local_inputs)
+        else:
+            output_target.prepare_target(path, local_inputs, overwrite=overwrite)
+    except output_target.OutputTargetError as error:
+        raise JobError(str(error)) from None
+
+
+def _check_remote_output(uri: str, exists_ok: bool, *, replace: bool) -> None:
+    import pyarrow.fs as pafs
+
+    fs, where = files.remote_filesystem(uri)
+    if fs.get_file_info(where).type == pafs.FileType.NotFound:
+        return
+    if not exists_ok:
+        raise JobError(f"{uri} already exists (pass --overwrite to replace it)")
+    if replace and fs.get_file_info(where + "/_SUCCESS").type != pafs.FileType.File:
+        raise JobError(f"{uri}: exists and is not a Spark output (no _SUCCESS); --overwrite replaces only those")
 
 
 def write_output(df: DataFrame, args: argparse.Namespace) -> None:

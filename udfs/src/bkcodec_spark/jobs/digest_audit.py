@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     common.add_output_arguments(p)
     args = p.parse_args(argv)
     kinds = common.entry_kinds(args)
-    common.check_output(args.output, args.overwrite)
+    common.check_output(args.output, args.overwrite, args.paths)
     spark = common.spark_session("bkcodec digest audit", args.master, args.conf)
     per_kind = [
         common.bookkeeper_reader(spark, args, kind, verify="true", payload="none", columns=",".join(FAILURE_COLUMNS))

@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     kinds = common.entry_kinds(args)
     if len(kinds) > 1:
         p.error("the paths hold both entry logs and journals; choose one with --kind")
-    common.check_output(args.output, args.overwrite or args.append)
+    common.check_output(args.output, args.overwrite, args.paths, append=args.append)
     spark = common.spark_session("bkcodec export to Parquet", args.master, args.conf)
     entries = common.bookkeeper_reader(
         spark,

@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None, *, spark: SparkSession | None = None) ->
     dump = Path(args.metadata)
     if not dump.is_dir():
         raise common.JobError(f"{dump}: not a directory (a dump of the metadata store is expected)")
-    common.check_output(args.output, args.overwrite)
+    common.check_output(args.output, args.overwrite, [*args.paths, args.metadata])
     missing = [path for path in args.paths if not Path(path).exists()]
     if missing:
         raise common.JobError(f"{missing[0]}: no such file or directory")

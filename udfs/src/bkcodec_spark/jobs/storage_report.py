@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     logs = files.select_kind(common.input_files(args.paths), files.ENTRY_LOG)[1]
     if not logs:
         raise common.JobError(f"no entry logs (*.log) in {' '.join(args.paths)}")
-    common.check_output(args.output, args.overwrite)
+    common.check_output(args.output, args.overwrite, args.paths)
     spark = common.spark_session("bkcodec storage report", args.master, args.conf)
     report = storage_report(spark, list(args.paths), password=args.password, scan=not args.no_scan).cache()
     per_ledger(report).show(args.show, truncate=False)
