@@ -10,6 +10,11 @@ import pyarrow  # type: ignore[import-untyped]
 from typing_extensions import Buffer, Self
 
 __all__ = [
+    "INVENTORY_BOOKIE_ID_KEY",
+    "cluster_audit",
+    "cluster_read_inventory",
+    "cluster_statuses",
+    "cluster_write_set",
     "BookKeeperFormatError",
     "CorruptDataError",
     "DigestMismatchError",
@@ -1010,3 +1015,27 @@ def pulsar_topic_ledgers(
     *,
     ledger_metadata: _Path | Mapping[int, LedgerMetadata] | None = None,
 ) -> pyarrow.Table: ...
+
+# ---- the cluster (bkcodec.cluster assembles these from a bookie's layout)
+
+INVENTORY_BOOKIE_ID_KEY: str
+
+def cluster_read_inventory(
+    bookie_id: str,
+    files: Sequence[tuple[_Path, str]],
+    *,
+    index: Any | None = None,
+    ledger_states: Any | None = None,
+    digest_type: _DigestArg = None,
+    password: Buffer | str = b"",
+    ledger_metadata: _MetadataArg = None,
+    batch_size: int = 65536,
+) -> RecordBatchReader: ...
+def cluster_audit(
+    inventories: Sequence[Any],
+    *,
+    bookies: Sequence[str] = ...,
+    metadata: _Path | Mapping[int | tuple[int, int], LedgerMetadata] | None = None,
+) -> tuple[pyarrow.Table, pyarrow.Table, list[str]]: ...
+def cluster_write_set(entry_id: int, ensemble_size: int, write_quorum: int) -> list[int]: ...
+def cluster_statuses() -> list[tuple[str, bool]]: ...

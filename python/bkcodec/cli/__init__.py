@@ -61,9 +61,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _command_modules() -> list:
-    from . import demo, dump_entries, export_arrow, inspect_files, pulsar_messages, rebuild_index, verify_digests
+    from . import (
+        cluster_commands,
+        demo,
+        dump_entries,
+        export_arrow,
+        inspect_files,
+        pulsar_messages,
+        rebuild_index,
+        verify_digests,
+    )
 
-    return [inspect_files, verify_digests, dump_entries, export_arrow, rebuild_index, pulsar_messages, demo]
+    return [inspect_files, verify_digests, dump_entries, export_arrow, rebuild_index, cluster_commands, pulsar_messages, demo]
 
 
 def _version() -> str:

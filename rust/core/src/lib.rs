@@ -25,6 +25,8 @@ pub mod metadata;
 pub mod wire;
 pub mod files;
 pub mod bookie;
+// Many bookies at once: placement, inventories, the audit.
+pub mod cluster;
 pub mod ledger_digests;
 // Apache Pulsar's messages and topic metadata.
 pub mod pulsar;

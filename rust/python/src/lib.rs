@@ -42,6 +42,8 @@ mod formats;
 mod bookie;
 // Apache Pulsar: messages and topic metadata.
 mod pulsar;
+// Many bookies: inventories, the audit, placement.
+mod cluster;
 
 #[pymodule]
 fn _bkcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -64,5 +66,6 @@ fn _bkcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     formats::register(m)?;
     bookie::register(m)?;
     pulsar::register(m)?;
+    cluster::register(m)?;
     Ok(())
 }

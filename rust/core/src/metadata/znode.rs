@@ -145,9 +145,16 @@ pub fn parse_ledger_znode_path(path: &str) -> Result<(i64, ZnodeLayout)> {
     Err(not_ledger())
 }
 
-/// A canonical 8-4-4-4-12 UUID (either case) as `Some(Ok(lsb))`, `Some(Err)` when
-/// its high half (the BP-35 scope) is not 0, `None` when it is no UUID.
-fn parse_uuid_ledger(s: &str) -> Option<std::result::Result<i64, String>> {
+/// The `(scope, ledger id)` a path's last component names when it is a UUID whose
+/// high half is a BP-35 scope (not 0): `UUID(scope, ledgerId)`, as the etcd layout
+/// would key a scoped ledger. `None` for anything else.
+pub fn scoped_ledger_from_path(path: &str) -> Option<(i64, i64)> {
+    let last = path.rsplit(['/', '\\']).next()?;
+    let (msb, lsb) = uuid_halves(last)?;
+    (msb != 0).then_some((msb as i64, lsb as i64))
+}
+
+fn uuid_halves(s: &str) -> Option<(u64, u64)> {
     let groups: Vec<&str> = s.split('-').collect();
     let lens = [8, 4, 4, 4, 12];
     if groups.len() != 5
@@ -157,6 +164,13 @@ fn parse_uuid_ledger(s: &str) -> Option<std::result::Result<i64, String>> {
     }
     let msb = u64::from_str_radix(&groups[..3].concat(), 16).ok()?;
     let lsb = u64::from_str_radix(&groups[3..].concat(), 16).ok()?;
+    Some((msb, lsb))
+}
+
+/// A canonical 8-4-4-4-12 UUID (either case) as `Some(Ok(lsb))`, `Some(Err)` when
+/// its high half (the BP-35 scope) is not 0, `None` when it is no UUID.
+fn parse_uuid_ledger(s: &str) -> Option<std::result::Result<i64, String>> {
+    let (msb, lsb) = uuid_halves(s)?;
     if msb != 0 {
         return Some(Err(format!(
             "etcd key has scope {:#x} in its high half; only scope 0 names a 64-bit ledger id",

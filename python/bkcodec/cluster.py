@@ -1,0 +1,329 @@
+"""The cluster: every copy of every entry across many bookies, audited against where
+BookKeeper placed it, and ledgers recovered from the best copies.
+
+- :func:`inventory`: one bookie's copies, one small row each (ids, verdict, a hash of
+  the payload, where it is, whether the index points at it), as a stream; written
+  to Parquet it is what travels from each bookie's machine.
+- :func:`audit`: bookie directories and/or inventories against the ledgers'
+  metadata: a table of findings (runs of entries with one status) and a summary
+  per ledger. The rules are the core's (``bkcodec._bkcodec.cluster_statuses``
+  lists them, most severe first); docs/cluster.md explains each.
+- :func:`recover`: a ledger's entries from the best copies, in entry order.
+- :func:`write_set`: the ensemble positions that store an entry.
+
+This module only gathers arguments from a bookie's layout; the reading, hashing,
+placement and judging are the core's.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from . import bookie_layout
+from ._bkcodec import (
+    INVENTORY_BOOKIE_ID_KEY,
+    cluster_audit,
+    cluster_read_inventory,
+    cluster_statuses,
+    cluster_write_set,
+)
+
+__all__ = [
+    "AuditResult",
+    "FAILURE_STATUSES",
+    "STATUSES",
+    "audit",
+    "bookie_id_of",
+    "inventory",
+    "read_inventory_file",
+    "recover",
+    "write_set",
+]
+
+#: Every status, most severe first.
+STATUSES: tuple[str, ...] = tuple(name for name, _ in cluster_statuses())
+#: The statuses that make `bkcodec audit` exit 1.
+FAILURE_STATUSES: frozenset[str] = frozenset(name for name, failure in cluster_statuses() if failure)
+
+_Path = str | os.PathLike[str]
+
+
+def write_set(entry_id: int, ensemble_size: int, write_quorum: int) -> list[int]:
+    """The ensemble positions that store `entry_id`: `(entry_id + w) mod E` for
+    `w < write_quorum` (BookKeeper's round-robin schedule, in 64 bits)."""
+    return cluster_write_set(entry_id, ensemble_size, write_quorum)
+
+
+class BookieIdError(ValueError):
+    """A bookie directory whose cookies do not name one bookie id."""
+
+
+def bookie_id_of(path: _Path) -> str:
+    """The bookie id a bookie directory's cookies (`current/VERSION`) name, which
+    ensembles use. Raises BookieIdError when none does, or they disagree."""
+    layout = bookie_layout(path)
+    ids = {c.bookie_id for c in layout.cookies.values()}
+    if len(ids) == 1:
+        return ids.pop()
+    if not ids:
+        raise BookieIdError(f"{os.fsdecode(path)}: no cookie (current/VERSION) names the bookie; pass its id")
+    raise BookieIdError(f"{os.fsdecode(path)}: its cookies name several bookies ({', '.join(sorted(ids))}); pass its id")
+
+
+def _index_parts(layout: Any, notes: list[str]) -> list[tuple[list[Any], Any, Any]]:
+    """(entry logs, location index table, ledger states table) per entry logger."""
+    from .cli.index_check import index_table, index_units, ledger_states
+    from .index_db import RocksDBUnavailableError
+
+    units, unit_notes = index_units(layout)
+    notes.extend(unit_notes)
+    parts = []
+    covered: set[Path] = set()
+    for unit in units:
+        logs = list(unit.logs.values())
+        covered.update(Path(f.path) for f in logs)
+        try:
+            index, states = index_table(unit), ledger_states(unit)
+        except RocksDBUnavailableError as err:
+            notes.append(f"{unit.label}: index not read ({err}); `indexed` is null")
+            index, states = None, None
+        parts.append((logs, index, states))
+    rest = [f for f in layout.entry_logs if Path(f.path) not in covered]
+    if rest:
+        parts.append((rest, None, None))
+    return parts
+
+
+def inventory(
+    bookie: _Path,
+    *,
+    bookie_id: str | None = None,
+    metadata: _Path | dict | None = None,
+    digest_type: str | None = None,
+    password: bytes | str = b"",
+    batch_size: int = 65536,
+    notes: list[str] | None = None,
+) -> pa.RecordBatchReader:
+    """The inventory of one bookie directory: one row per copy of an entry found in
+    its entry logs and journals (see docs/cluster.md for the columns).
+
+    `bookie_id` defaults to the one its cookies name. `metadata` (a dump directory or
+    the mapping `load_ledger_metadata_dir` returns) gives each ledger's digest type and
+    password, so HMAC copies are checked rather than `unchecked`. Notes on what could
+    not be cross-checked (an index not read) are appended to `notes`.
+    """
+    path = Path(os.fspath(bookie))
+    if not path.is_dir():
+        raise NotADirectoryError(f"{path}: not a bookie directory")
+    layout = bookie_layout(path)
+    bookie_id = bookie_id if bookie_id is not None else bookie_id_of(path)
+    notes = notes if notes is not None else []
+    options = dict(digest_type=digest_type, password=password, ledger_metadata=metadata, batch_size=batch_size)
+    readers = [
+        cluster_read_inventory(
+            bookie_id,
+            [(f.path, "entry_log") for f in logs],
+            index=index,
+            ledger_states=states,
+            **options,
+        )
+        for logs, index, states in _index_parts(layout, notes)
+    ]
+    journals = [(f.path, "journal") for f in layout.journals]
+    if journals or not readers:
+        readers.append(cluster_read_inventory(bookie_id, journals, **options))
+    schema = readers[0].schema
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for r in readers:
+            yield from r
+
+    return pa.RecordBatchReader.from_batches(schema, batches())
+
+
+def read_inventory_file(path: _Path) -> pa.Table:
+    """An inventory written to Parquet (or Arrow IPC), with its bookie id."""
+    import pyarrow.parquet as pq
+
+    path = Path(os.fspath(path))
+    if path.suffix.lower() in (".arrow", ".feather", ".ipc"):
+        with pa.memory_map(str(path)) as source:
+            table = pa.ipc.open_file(source).read_all()
+    else:
+        table = pq.read_table(path)
+    if INVENTORY_BOOKIE_ID_KEY.encode() not in (table.schema.metadata or {}):
+        raise ValueError(f"{path}: not a bkcodec inventory (no {INVENTORY_BOOKIE_ID_KEY} in its schema)")
+    return table
+
+
+@dataclass
+class AuditResult:
+    """The audit's tables and what was audited."""
+
+    findings: pa.Table
+    ledgers: pa.Table
+    bookies: list[str]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        """Whether any finding is a failure (`bkcodec audit` exits 1)."""
+        return any(s in FAILURE_STATUSES for s in self.findings.column("status").to_pylist())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "bookies": self.bookies,
+            "findings": self.findings.to_pylist(),
+            "ledgers": self.ledgers.to_pylist(),
+            "notes": self.notes,
+        }
+
+
+def _is_inventory_file(path: Path) -> bool:
+    return path.is_file() and path.suffix.lower() in (".parquet", ".pq", ".arrow", ".feather", ".ipc")
+
+
+def inventories(
+    inputs: Sequence[_Path], *, metadata: _Path | dict | None = None, notes: list[str] | None = None, **options: Any
+) -> list[tuple[str, Any]]:
+    """Each input as `(bookie id, inventory)`: inventory files as read, bookie
+    directories inventoried now."""
+    out = []
+    for given in inputs:
+        path = Path(os.fspath(given))
+        if _is_inventory_file(path):
+            table = read_inventory_file(path)
+            out.append((table.schema.metadata[INVENTORY_BOOKIE_ID_KEY.encode()].decode(), table))
+        elif path.is_dir():
+            reader = inventory(path, metadata=metadata, notes=notes, **options)
+            out.append((reader.schema.metadata[INVENTORY_BOOKIE_ID_KEY.encode()].decode(), reader))
+        elif not path.exists():
+            raise FileNotFoundError(f"{path}: no such file or directory")
+        else:
+            raise ValueError(f"{path}: neither a bookie directory nor an inventory (.parquet, .arrow)")
+    return out
+
+
+def audit(inputs: Sequence[_Path], *, metadata: _Path | dict | None = None, **options: Any) -> AuditResult:
+    """Audits bookie directories and/or inventory files against `metadata` (a dump
+    directory, or a mapping of ledger id or `(scope, ledger)` to LedgerMetadata);
+    without it, what the copies alone tell (divergent and corrupt copies, gaps
+    below the highest last-add-confirmed)."""
+    notes: list[str] = []
+    found = inventories(inputs, metadata=metadata, notes=notes, **options)
+    bookies = [b for b, _ in found]
+    duplicates = {b for b in bookies if bookies.count(b) > 1}
+    if duplicates:
+        notes.append(f"bookie ids given more than once (their copies are merged): {', '.join(sorted(duplicates))}")
+    findings, ledgers, problems = cluster_audit([inv for _, inv in found], bookies=bookies, metadata=metadata)
+    notes.extend(f"metadata not read: {p}" for p in problems)
+    return AuditResult(findings, ledgers, list(dict.fromkeys(bookies)), notes)
+
+
+def recover(
+    inputs: Sequence[_Path],
+    ledger: int,
+    *,
+    scope_id: int = 0,
+    metadata: _Path | dict | None = None,
+    **options: Any,
+) -> pa.Table:
+    """The entries of one ledger from the best copies among bookie directories, in
+    entry order: for each entry a verified copy (the write set's first, an indexed
+    entry-log copy before a journal's), with `bookie_id`, `file` and `offset` of the
+    copy taken. Entries whose verified copies disagree (`divergent`) are not chosen
+    silently: they come with `error` set and no payload."""
+    import pyarrow.compute as pc
+
+    from . import read_entry_log, read_journal
+
+    dirs = [Path(os.fspath(p)) for p in inputs]
+    for d in dirs:
+        if not d.is_dir():
+            raise NotADirectoryError(f"{d}: recover reads bookie directories (inventories hold no payloads)")
+    found = inventories(dirs, metadata=metadata, **options)
+    copies = []
+    for _, inv in found:
+        t = inv.read_all() if hasattr(inv, "read_all") else inv
+        mask = pc.and_(pc.equal(t.column("ledger_id"), ledger), pc.equal(t.column("scope_id"), scope_id))
+        copies.append(t.filter(mask))
+    copies_t = pa.concat_tables(copies) if copies else None
+    if copies_t is None or copies_t.num_rows == 0:
+        raise LookupError(f"no copy of ledger {ledger} (scope {scope_id}) on the bookies given")
+    good = copies_t.filter(pc.equal(copies_t.column("verdict"), "verified"))
+    # One choice per entry: entry logs (indexed first) before journals, then bookie order.
+    rows = sorted(
+        good.to_pylist(),
+        key=lambda r: (r["entry_id"], r["source"] != "entry_log", r["indexed"] is not True, r["bookie_id"]),
+    )
+    chosen: dict[int, dict[str, Any]] = {}
+    divergent: set[int] = set()
+    for r in rows:
+        first = chosen.setdefault(r["entry_id"], r)
+        if first["payload_hash"] != r["payload_hash"]:
+            divergent.add(r["entry_id"])
+    by_file: dict[tuple[str, str], set[int]] = {}
+    for e, r in chosen.items():
+        if e not in divergent:
+            by_file.setdefault((r["file"], r["source"]), set()).add(r["offset"])
+    payloads: dict[tuple[str, int], bytes] = {}
+    for (file, source), offsets in by_file.items():
+        reader = read_entry_log if source == "entry_log" else read_journal
+        for offset in sorted(offsets):
+            # A record belongs to the range its size field starts in: a one-byte
+            # range reads exactly the copy chosen.
+            for batch in reader(file, start=offset, end=offset + 1, **_reader_options(metadata, options)):
+                for r in batch.select(["offset", "payload", "digest_ok"]).to_pylist():
+                    if r["offset"] == offset and r["digest_ok"]:
+                        payloads[(file, offset)] = r["payload"]
+    out = []
+    for e in sorted(chosen):
+        r = chosen[e]
+        error = "divergent: verified copies hold different payloads" if e in divergent else None
+        out.append(
+            {
+                "scope_id": scope_id,
+                "ledger_id": ledger,
+                "entry_id": e,
+                "last_add_confirmed": r["last_add_confirmed"],
+                "length": r["length"],
+                "digest_type": r["digest_type"],
+                "payload": None if error else payloads.get((r["file"], r["offset"])),
+                "bookie_id": r["bookie_id"],
+                "file": r["file"],
+                "offset": r["offset"],
+                "error": error,
+            }
+        )
+    return pa.Table.from_pylist(out, schema=RECOVERED_SCHEMA)
+
+
+RECOVERED_SCHEMA = pa.schema(
+    [
+        ("scope_id", pa.int64()),
+        ("ledger_id", pa.int64()),
+        ("entry_id", pa.int64()),
+        ("last_add_confirmed", pa.int64()),
+        ("length", pa.int64()),
+        ("digest_type", pa.string()),
+        ("payload", pa.binary()),
+        ("bookie_id", pa.string()),
+        ("file", pa.string()),
+        ("offset", pa.int64()),
+        ("error", pa.string()),
+    ]
+)
+
+
+def _reader_options(metadata: Any, options: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "ledger_metadata": metadata,
+        "digest_type": options.get("digest_type"),
+        "password": options.get("password", b""),
+    }
