@@ -29,6 +29,7 @@ from . import bookie_layout
 from ._bkcodec import (
     INVENTORY_BOOKIE_ID_KEY,
     cluster_audit,
+    read_records_at,
     cluster_read_inventory,
     cluster_statuses,
     cluster_write_set,
@@ -36,11 +37,13 @@ from ._bkcodec import (
 
 __all__ = [
     "AuditResult",
+    "CopyCatalog",
     "FAILURE_STATUSES",
     "STATUSES",
     "audit",
     "bookie_id_of",
     "inventory",
+    "ledger_password",
     "read_inventory_file",
     "recover",
     "write_set",
@@ -122,8 +125,15 @@ def inventory(
     if not path.is_dir():
         raise NotADirectoryError(f"{path}: not a bookie directory")
     layout = bookie_layout(path)
-    bookie_id = bookie_id if bookie_id is not None else bookie_id_of(path)
     notes = notes if notes is not None else []
+    if bookie_id is None:
+        try:
+            bookie_id = bookie_id_of(path)
+        except BookieIdError as err:
+            # Copies of a bookie's files without its cookie: named by their place, which
+            # no ensemble names (an audit then sees its copies as misplaced).
+            bookie_id = str(path.resolve())
+            notes.append(f"{err}; named by its path")
     options = dict(digest_type=digest_type, password=password, ledger_metadata=metadata, batch_size=batch_size)
     readers = [
         cluster_read_inventory(
@@ -226,6 +236,113 @@ def audit(inputs: Sequence[_Path], *, metadata: _Path | dict | None = None, **op
     return AuditResult(findings, ledgers, list(dict.fromkeys(bookies)), notes)
 
 
+class CopyCatalog:
+    """The verified copies of some ledgers across bookie directories (one inventory
+    pass over each bookie), to read each entry once, from its best copy.
+
+    The preference among verified copies: an entry-log copy the index points at, then
+    any entry-log copy, then a journal's, in bookie order.
+    """
+
+    def __init__(
+        self,
+        inputs: Sequence[_Path],
+        *,
+        ledgers: Iterable[int] | None = None,
+        metadata: _Path | dict | None = None,
+        **options: Any,
+    ) -> None:
+        import pyarrow.compute as pc
+
+        dirs = [Path(os.fspath(p)) for p in inputs]
+        for d in dirs:
+            if not d.is_dir():
+                raise NotADirectoryError(f"{d}: copies are read from bookie directories (inventories hold no payloads)")
+        self.metadata = metadata
+        self.options = options
+        keep = pa.array(sorted(set(ledgers)), pa.int64()) if ledgers is not None else None
+        # (scope, ledger) -> entry -> candidates, best first; and entries with only bad copies.
+        self._candidates: dict[tuple[int, int], dict[int, list[dict[str, Any]]]] = {}
+        self._bad: dict[tuple[int, int], dict[int, dict[str, Any]]] = {}
+        for _, inv in inventories(dirs, metadata=metadata, **options):
+            for batch in inv:
+                if keep is not None:
+                    batch = batch.filter(pc.fill_null(pc.is_in(batch.column("ledger_id"), value_set=keep), False))
+                for r in batch.to_pylist():
+                    if r["ledger_id"] is None:
+                        continue
+                    key = (r["scope_id"], r["ledger_id"])
+                    if r["verdict"] == "verified":
+                        self._candidates.setdefault(key, {}).setdefault(r["entry_id"], []).append(r)
+                    else:
+                        self._bad.setdefault(key, {}).setdefault(r["entry_id"], r)
+        for entries in self._candidates.values():
+            for rs in entries.values():
+                rs.sort(key=lambda r: (r["source"] != "entry_log", r["indexed"] is not True, r["bookie_id"]))
+
+    def ledgers(self) -> list[tuple[int, int]]:
+        """`(scope, ledger)` of every ledger with a copy, in order."""
+        return sorted(set(self._candidates) | set(self._bad))
+
+    def recover(self, ledger: int, scope_id: int = 0) -> pa.Table:
+        """One ledger's entries in entry order (the schema RECOVERED_SCHEMA), each read
+        again at its place and its digest checked again (a file may have changed since
+        it was inventoried; the next copy is then taken). Entries whose verified copies
+        disagree (`divergent`), or that have no verified copy, come with `error` set and
+        no payload: none is chosen silently."""
+        from . import decode_entries
+
+        key = (scope_id, ledger)
+        if key not in self._candidates and key not in self._bad:
+            raise LookupError(f"no copy of ledger {ledger} (scope {scope_id}) on the bookies given")
+        candidates = self._candidates.get(key, {})
+        divergent = {e for e, rs in candidates.items() if len({r["payload_hash"] for r in rs}) > 1}
+        password = ledger_password(self.metadata, ledger, scope_id, self.options.get("password", b""))
+        chosen: dict[int, tuple[dict[str, Any], bytes]] = {}
+        pending = {e: list(rs) for e, rs in candidates.items() if e not in divergent}
+        while pending:
+            by_file: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+            for e, rs in pending.items():
+                r = rs.pop(0)
+                by_file.setdefault(r["file"], []).append((e, r))
+            for file, picks in by_file.items():
+                records = read_records_at(file, [r["offset"] for _, r in picks])
+                digest_type = picks[0][1]["digest_type"]
+                decoded = decode_entries(records.column("record"), digest_type=digest_type, password=password, on_error="flag")
+                rows = decoded.select(["ledger_id", "entry_id", "digest_ok", "payload"]).to_pylist()
+                for (e, r), d in zip(picks, rows):
+                    if d["digest_ok"] and (d["ledger_id"], d["entry_id"]) == (ledger, e):
+                        chosen[e] = (r, d["payload"])
+            pending = {e: rs for e, rs in pending.items() if e not in chosen and rs}
+        bad = self._bad.get(key, {})
+        out = []
+        for e in sorted(set(candidates) | set(bad)):
+            if e in chosen:
+                (r, payload), error = chosen[e], None
+            elif e in divergent:
+                r, payload, error = candidates[e][0], None, "divergent: verified copies hold different payloads"
+            elif e in candidates:
+                r, payload, error = candidates[e][0], None, "no copy verifies when read again (the files changed)"
+            else:
+                r, payload, error = bad[e], None, f"no verified copy: the copies are {bad[e]['verdict']}"
+            out.append(
+                {
+                    "scope_id": scope_id,
+                    "ledger_id": ledger,
+                    "entry_id": e,
+                    "last_add_confirmed": r["last_add_confirmed"],
+                    "length": r["length"],
+                    "digest_type": r["digest_type"],
+                    "payload": payload,
+                    "bookie_id": None if error else r["bookie_id"],
+                    "file": None if error else r["file"],
+                    "offset": None if error else r["offset"],
+                    "error": error,
+                }
+            )
+        return pa.Table.from_pylist(out, schema=RECOVERED_SCHEMA)
+
+
 def recover(
     inputs: Sequence[_Path],
     ledger: int,
@@ -235,73 +352,25 @@ def recover(
     **options: Any,
 ) -> pa.Table:
     """The entries of one ledger from the best copies among bookie directories, in
-    entry order: for each entry a verified copy (the write set's first, an indexed
-    entry-log copy before a journal's), with `bookie_id`, `file` and `offset` of the
-    copy taken. Entries whose verified copies disagree (`divergent`) are not chosen
-    silently: they come with `error` set and no payload."""
-    import pyarrow.compute as pc
+    entry order (see CopyCatalog.recover): rows say which copy was taken (`bookie_id`,
+    `file`, `offset`); divergent entries and entries with no verified copy come with
+    `error` and no payload."""
+    return CopyCatalog(inputs, ledgers=[ledger], metadata=metadata, **options).recover(ledger, scope_id)
 
-    from . import read_entry_log, read_journal
 
-    dirs = [Path(os.fspath(p)) for p in inputs]
-    for d in dirs:
-        if not d.is_dir():
-            raise NotADirectoryError(f"{d}: recover reads bookie directories (inventories hold no payloads)")
-    found = inventories(dirs, metadata=metadata, **options)
-    copies = []
-    for _, inv in found:
-        t = inv.read_all() if hasattr(inv, "read_all") else inv
-        mask = pc.and_(pc.equal(t.column("ledger_id"), ledger), pc.equal(t.column("scope_id"), scope_id))
-        copies.append(t.filter(mask))
-    copies_t = pa.concat_tables(copies) if copies else None
-    if copies_t is None or copies_t.num_rows == 0:
-        raise LookupError(f"no copy of ledger {ledger} (scope {scope_id}) on the bookies given")
-    good = copies_t.filter(pc.equal(copies_t.column("verdict"), "verified"))
-    # One choice per entry: entry logs (indexed first) before journals, then bookie order.
-    rows = sorted(
-        good.to_pylist(),
-        key=lambda r: (r["entry_id"], r["source"] != "entry_log", r["indexed"] is not True, r["bookie_id"]),
-    )
-    chosen: dict[int, dict[str, Any]] = {}
-    divergent: set[int] = set()
-    for r in rows:
-        first = chosen.setdefault(r["entry_id"], r)
-        if first["payload_hash"] != r["payload_hash"]:
-            divergent.add(r["entry_id"])
-    by_file: dict[tuple[str, str], set[int]] = {}
-    for e, r in chosen.items():
-        if e not in divergent:
-            by_file.setdefault((r["file"], r["source"]), set()).add(r["offset"])
-    payloads: dict[tuple[str, int], bytes] = {}
-    for (file, source), offsets in by_file.items():
-        reader = read_entry_log if source == "entry_log" else read_journal
-        for offset in sorted(offsets):
-            # A record belongs to the range its size field starts in: a one-byte
-            # range reads exactly the copy chosen.
-            for batch in reader(file, start=offset, end=offset + 1, **_reader_options(metadata, options)):
-                for r in batch.select(["offset", "payload", "digest_ok"]).to_pylist():
-                    if r["offset"] == offset and r["digest_ok"]:
-                        payloads[(file, offset)] = r["payload"]
-    out = []
-    for e in sorted(chosen):
-        r = chosen[e]
-        error = "divergent: verified copies hold different payloads" if e in divergent else None
-        out.append(
-            {
-                "scope_id": scope_id,
-                "ledger_id": ledger,
-                "entry_id": e,
-                "last_add_confirmed": r["last_add_confirmed"],
-                "length": r["length"],
-                "digest_type": r["digest_type"],
-                "payload": None if error else payloads.get((r["file"], r["offset"])),
-                "bookie_id": r["bookie_id"],
-                "file": r["file"],
-                "offset": r["offset"],
-                "error": error,
-            }
-        )
-    return pa.Table.from_pylist(out, schema=RECOVERED_SCHEMA)
+def ledger_password(metadata: Any, ledger: int, scope_id: int, default: bytes | str) -> bytes | str:
+    """A ledger's password: its metadata's, else the one given."""
+    if isinstance(metadata, dict):
+        md = metadata.get((scope_id, ledger)) or (metadata.get(ledger) if scope_id == 0 else None)
+    elif metadata is not None and scope_id == 0:
+        from . import load_ledger_metadata_dir
+
+        md = load_ledger_metadata_dir(metadata, strict=False).get(ledger)
+    else:
+        md = None
+    if md is not None and md.password is not None:
+        return bytes(md.password)
+    return default
 
 
 RECOVERED_SCHEMA = pa.schema(
@@ -319,11 +388,3 @@ RECOVERED_SCHEMA = pa.schema(
         ("error", pa.string()),
     ]
 )
-
-
-def _reader_options(metadata: Any, options: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "ledger_metadata": metadata,
-        "digest_type": options.get("digest_type"),
-        "password": options.get("password", b""),
-    }

@@ -352,6 +352,15 @@ def read_messages(
 
     import pyarrow as pa
 
+    bookies = _bookie_dirs(path_or_reader)
+    if len(bookies) > 1:
+        # Several bookies: each entry once, from its best copy, in ledger order.
+        options = dict(digest_type=digest_type, password=password)
+        stream = pa.RecordBatchReader.from_batches(
+            _entry_schema(), _best_copy_batches(bookies, keep, exclude, ledger_metadata, options)
+        )
+        return pulsar_read_messages(stream, source=f"{len(bookies)} bookies", **common)
+
     files = bookie_files(path_or_reader)
     reader_options = dict(digest_type=digest_type, password=password, ledger_metadata=ledger_metadata)
     if on_error == "raise":
@@ -360,6 +369,45 @@ def read_messages(
     stream = pa.RecordBatchReader.from_batches(_entry_schema(), batches)
     where = ", ".join(str(p) for p in (path_or_reader if isinstance(path_or_reader, (list, tuple)) else [path_or_reader]))
     return pulsar_read_messages(stream, source=f"{where} ({len(files)} files)", **common)
+
+
+def _bookie_dirs(paths: Any) -> list[Path]:
+    """The bookie directories among `paths` when every one of them is a directory."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    dirs = [Path(p) for p in paths]
+    return dirs if dirs and all(d.is_dir() for d in dirs) else []
+
+
+def _best_copy_batches(
+    bookies: list[Path], keep: set[int] | None, exclude: set[int] | None, ledger_metadata: Any, options: dict[str, Any]
+) -> Iterator[pyarrow.RecordBatch]:
+    """Entry rows for the message decoder from the best copy of each entry across
+    `bookies` (``bkcodec.cluster.CopyCatalog``), ledger by ledger in id order (a
+    topic's ledgers are created in that order), entries in id order. An entry no copy
+    of which verifies is one flagged row."""
+    import pyarrow as pa
+
+    from .cluster import CopyCatalog
+
+    catalog = CopyCatalog(bookies, ledgers=keep, metadata=ledger_metadata, **options)
+    schema = _entry_schema()
+    for scope, ledger in catalog.ledgers():
+        if exclude and ledger in exclude:
+            continue
+        t = catalog.recover(ledger, scope)
+        n = t.num_rows
+        yield pa.RecordBatch.from_arrays(
+            [
+                t.column("scope_id").combine_chunks(),
+                t.column("ledger_id").combine_chunks(),
+                t.column("entry_id").combine_chunks(),
+                t.column("payload").combine_chunks(),
+                t.column("error").combine_chunks(),
+                pa.array(["entry"] * n, pa.string()),
+            ],
+            schema=schema,
+        )
 
 
 def _pa_strings(values: Sequence[str]) -> Any:

@@ -220,6 +220,7 @@ def _print_audit(out: Output, result: Any, *, with_metadata: bool) -> None:
 
 def run_recover(args: argparse.Namespace, out: Output) -> int:
     from .. import cluster
+    from ..cluster import ledger_password
 
     fmt = _format(args.to, ("parquet", "arrow", "entry-log"))
     options = _options(args)
@@ -234,7 +235,7 @@ def run_recover(args: argparse.Namespace, out: Output) -> int:
     missing = _missing_entries(table)
     errors = [r["entry_id"] for r in table.select(["entry_id", "error"]).to_pylist() if r["error"] is not None]
     if fmt == "entry-log":
-        _write_entry_log(args.to, table, _password(args))
+        _write_entry_log(args.to, table, ledger_password(options["metadata"], args.ledger, args.scope, args.password))
     else:
         write_output(fmt, args.to, table.schema, iter(table.to_batches()), "recover")
     summary = {
@@ -262,18 +263,7 @@ def _missing_entries(table: Any) -> list[int]:
     return [e for e in range(max(ids) + 1) if e not in have] if ids else []
 
 
-def _password(args: argparse.Namespace) -> bytes:
-    """The ledger's password: its metadata's, else --password."""
-    if args.metadata is not None and args.scope == 0:
-        from .. import load_ledger_metadata_dir
-
-        md = load_ledger_metadata_dir(args.metadata).get(args.ledger)
-        if md is not None and md.password is not None:
-            return bytes(md.password)
-    return args.password.encode() if isinstance(args.password, str) else args.password
-
-
-def _write_entry_log(path: Path, table: Any, password: bytes) -> None:
+def _write_entry_log(path: Path, table: Any, password: bytes | str) -> None:
     """The recovered entries as a new entry log (log id 0), each re-encoded as it was
     (ids, LAC, length, digest type; HMAC with the ledger's password) over the payload
     recovered, so BookKeeper's tools and bkcodec read it as the ledger."""

@@ -123,8 +123,10 @@ def _reader(args: argparse.Namespace, files: list[tuple[Path, str]], task: Any):
         done[path] = end
         task.update(completed=sum(done.values()))
 
+    # Several bookie directories: each entry once, from its best copy.
+    several = len(args.paths) > 1 and all(Path(p).is_dir() for p in args.paths)
     return pulsar.read_messages(
-        [p for p, _ in files],
+        [Path(p) for p in args.paths] if several else [p for p, _ in files],
         metadata=args.metadata,
         topic=args.topic,
         ledgers=_ledger_set(args.ledger) if args.ledger else None,

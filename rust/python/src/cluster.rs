@@ -134,6 +134,46 @@ fn cluster_write_set(entry_id: i64, ensemble_size: usize, write_quorum: usize) -
     Ok(cluster::write_set(entry_id, ensemble_size, write_quorum).collect())
 }
 
+/// The records at `offsets` of an entry log or journal (each offset that of a
+/// record's size field, as readers and inventories give it): an Arrow table of
+/// `offset`, `record` (the entry's bytes) and `error` (why there is none there).
+/// For reading chosen copies without scanning their files.
+#[pyfunction]
+fn read_records_at(py: Python<'_>, path: PathBuf, offsets: Vec<u64>) -> PyResult<Py<PyAny>> {
+    use arrow_array::builder::{BinaryBuilder, Int64Builder, StringBuilder};
+    use arrow_array::ArrayRef;
+    use arrow_schema::{DataType, Field, Schema};
+    use bkcodec_core::files::source::{read_record_at, FileSource};
+
+    let batch = py
+        .detach(|| -> Result<RecordBatch, bkcodec_core::Error> {
+            let source = FileSource::open(&path)?;
+            let (mut offset, mut record, mut error) = (Int64Builder::new(), BinaryBuilder::new(), StringBuilder::new());
+            for at in offsets {
+                offset.append_value(at as i64);
+                match read_record_at(&source, at, i32::MAX as usize) {
+                    Ok(bytes) => {
+                        record.append_value(&bytes);
+                        error.append_null();
+                    }
+                    Err(e) => {
+                        record.append_null();
+                        error.append_value(e.to_string());
+                    }
+                }
+            }
+            let schema = Arc::new(Schema::new(vec![
+                Field::new("offset", DataType::Int64, false),
+                Field::new("record", DataType::Binary, true),
+                Field::new("error", DataType::Utf8, true),
+            ]));
+            let columns: Vec<ArrayRef> = vec![Arc::new(offset.finish()), Arc::new(record.finish()), Arc::new(error.finish())];
+            RecordBatch::try_new(schema, columns).map_err(|e| bkcodec_core::Error::invalid_argument(e.to_string()))
+        })
+        .py_err(py)?;
+    Ok(PyTable::try_new(vec![batch.clone()], batch.schema())?.into_pyarrow(py)?.unbind())
+}
+
 /// Every audit status, most severe first, with whether it is a failure.
 #[pyfunction]
 fn cluster_statuses() -> Vec<(&'static str, bool)> {
@@ -145,6 +185,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cluster_audit, m)?)?;
     m.add_function(wrap_pyfunction!(cluster_write_set, m)?)?;
     m.add_function(wrap_pyfunction!(cluster_statuses, m)?)?;
+    m.add_function(wrap_pyfunction!(read_records_at, m)?)?;
     m.add("INVENTORY_BOOKIE_ID_KEY", cluster::BOOKIE_ID_METADATA_KEY)?;
     Ok(())
 }

@@ -429,3 +429,50 @@ mod tests {
         assert_eq!(read_exact_at(&src, 0, &mut buf).unwrap_err().kind, ErrorKind::Truncated);
     }
 }
+
+/// The record whose 4-byte big-endian size field is at `offset` (an entry log's or a
+/// journal's): the `size` bytes after the field. The size is held to what the source
+/// still has from there, and to `max_len`, before anything is allocated, so a damaged
+/// field cannot ask for more.
+pub fn read_record_at(source: &dyn ReadAt, offset: u64, max_len: usize) -> Result<Vec<u8>> {
+    let mut field = [0u8; 4];
+    read_exact_at(source, offset, &mut field)?;
+    let size = u32::from_be_bytes(field) as u64;
+    let available = source.len().saturating_sub(offset + 4);
+    if size == 0 || size > available || size > max_len as u64 {
+        let why = if size == 0 {
+            "is 0".to_string()
+        } else if size > available {
+            format!("runs past the end of the data ({available} bytes after it)")
+        } else {
+            format!("is above the {max_len}-byte bound")
+        };
+        let e = Error::corrupt(offset, format!("no record here: its size field ({size}) {why}"));
+        return Err(match source.path() {
+            Some(p) => e.in_file(p),
+            None => e,
+        });
+    }
+    let mut buf = vec![0u8; size as usize];
+    read_exact_at(source, offset + 4, &mut buf)?;
+    Ok(buf)
+}
+
+#[cfg(test)]
+mod record_tests {
+    use super::*;
+
+    #[test]
+    fn a_record_is_read_whole_at_its_size_field_and_a_bad_size_allocates_nothing() {
+        let mut bytes = vec![0xAA; 3];
+        bytes.extend_from_slice(&5u32.to_be_bytes());
+        bytes.extend_from_slice(b"hello");
+        bytes.extend_from_slice(&u32::MAX.to_be_bytes());
+        let source = SliceSource(&bytes);
+        assert_eq!(read_record_at(&source, 3, 1 << 20).unwrap(), b"hello");
+        assert!(read_record_at(&source, 3, 4).unwrap_err().detail.contains("bound"));
+        assert!(read_record_at(&source, 12, 1 << 20).unwrap_err().detail.contains("past the end"));
+        assert_eq!(read_record_at(&source, 0, 1 << 20).unwrap_err().offset, 0);
+        assert!(read_record_at(&source, 100, 1 << 20).is_err());
+    }
+}
