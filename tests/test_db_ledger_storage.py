@@ -263,7 +263,7 @@ def test_an_index_database_rocksdb_cannot_open(bookie, tmp_path):
     report = cli_json("verify", copy, expect=1)
     assert [x["problem"] for x in report["failures"]] == ["index_database"]
     assert report["failures"][0]["file"] == str(copy / "index0")
-    inspected = cli_json("inspect", copy)["bookies"][0]["databases"]
+    inspected = cli_json("inspect", copy, expect=1)["bookies"][0]["databases"]
     assert "error" in next(d for d in inspected if d["path"].endswith("index0/current/locations"))
 
 

@@ -13,7 +13,17 @@ a replayed write-ahead log), so the database is never opened where it is: its
 small files (``CURRENT``, ``MANIFEST-*``, ``OPTIONS-*``, the write-ahead logs) are
 copied into a temporary directory, its table files (``*.sst``) linked there, and
 that copy is opened read-only. Every table file is opened at once, so a live
-bookie compacting meanwhile does not disturb the read.
+bookie compacting meanwhile does not disturb the read. Copies skip the holes of
+sparse files; a file RocksDB would open that is not a regular file (a FIFO would
+block the open forever) is refused.
+
+RocksDB reads damage quietly: an iterator stops at a block whose checksum fails,
+the default recovery replays a write-ahead log up to its first bad record, and a
+truncated MANIFEST forgets the table files it added last. So the write-ahead logs
+are replayed whole or the database is reported, every scan's iterator status is
+checked, and table files the opened database does not hold are reported: a
+database that cannot be read whole raises `IndexDatabaseError` (or, with
+``on_error="flag"``, gives a row whose error starts with the database's path).
 
 The byte layouts of keys and values are the core's (``decode_location_index``,
 ``decode_ledger_index``); this module only iterates the database in batches.
@@ -24,10 +34,10 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import stat
 import tempfile
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +46,7 @@ import pyarrow as pa
 from bkcodec._bkcodec import (
     STORAGE_FLAGS_KEY,
     BookKeeperFormatError,
+    CorruptDataError,
     IndexDatabase,
     _decode_index_items,
     _encode_ledger_pair,
@@ -48,6 +59,7 @@ from bkcodec._bkcodec import (
 
 __all__ = [
     "IndexBatchReader",
+    "IndexDatabaseError",
     "RocksDBUnavailableError",
     "STORAGE_FLAG_NEEDS_INTEGRITY_CHECK",
     "index_databases",
@@ -69,6 +81,13 @@ STORAGE_FLAG_NEEDS_INTEGRITY_CHECK = 1
 DEFAULT_BATCH_SIZE = 65536
 # How often a snapshot is retaken when a live bookie removed a file mid-copy.
 SNAPSHOT_ATTEMPTS = 3
+# Snapshot directories are named `<prefix><pid>-<pid namespace>-...`, so that those
+# of a process killed while reading can be told and removed.
+SNAPSHOT_PREFIX = "bkcodec-rocksdb-"
+#: A file of a database larger than this is not copied: a bookie's write-ahead
+#: logs roll with its 64 MiB write buffers, and a MANIFEST rolls at 1 GiB.
+MAX_COPIED_BYTES = 2 << 30
+COPY_CHUNK = 1 << 20
 
 
 class RocksDBUnavailableError(ImportError):
@@ -98,73 +117,369 @@ def ledger_index_schema(on_error: str = "raise") -> pa.Schema:
 # ---------------------------------------------------------------- snapshots
 
 
+class IndexDatabaseError(CorruptDataError):
+    """An index database that cannot be read whole: a damaged table file or
+    write-ahead log, table files its MANIFEST lost, or a file RocksDB would read
+    that is not a regular file. `path` is the database."""
+
+
 def _is_table_file(name: str) -> bool:
     return name.endswith((".sst", ".blob"))
 
 
+def _is_wal(name: str) -> bool:
+    return name.endswith(".log") and name[:-4].isdigit()
+
+
 def _is_copied_file(name: str) -> bool:
-    return name in ("CURRENT", "IDENTITY") or name.startswith(("MANIFEST-", "OPTIONS-")) or name.endswith(".log")
+    return name in ("CURRENT", "IDENTITY") or name.startswith(("MANIFEST-", "OPTIONS-")) or _is_wal(name)
 
 
-def _take_snapshot(source: Path, target: Path) -> None:
-    """Copies what RocksDB rewrites or replays, links the immutable table files."""
+def _file_type(mode: int) -> str:
+    for test, what in (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+    ):
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
+def _not_regular(db: Path, path: Path, mode: int) -> IndexDatabaseError:
+    name = f"{path.name} (a link to {os.readlink(path)})" if os.path.islink(path) else path.name
+    err = IndexDatabaseError(f"{db}: {name} is {_file_type(mode)}, not a regular file: the database is not read")
+    err.path = str(db)
+    return err
+
+
+def _regular_stat(db: Path, path: Path) -> os.stat_result:
+    """The file's status, through a link; a file that is not a regular one is
+    refused before anything opens it (opening a FIFO blocks forever)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            err = IndexDatabaseError(
+                f"{db}: {path.name} is a symbolic link to nothing ({os.readlink(path)}): the database is not read"
+            )
+            err.path = str(db)
+            raise err from None
+        raise  # removed meanwhile: the snapshot is taken again
+    if not stat.S_ISREG(st.st_mode):
+        raise _not_regular(db, path, st.st_mode)
+    return st
+
+
+def _data_extents(fd: int, size: int) -> Iterator[tuple[int, int]]:
+    """The byte ranges of a file that hold data (holes of a sparse file left out)."""
+    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
+    if seek_data is None or seek_hole is None:
+        yield 0, size
+        return
+    pos = 0
+    while pos < size:
+        try:
+            start = os.lseek(fd, pos, seek_data)
+        except OSError as err:
+            if err.errno == errno.ENXIO:  # only a hole after pos
+                return
+            yield pos, size  # the file system cannot tell: all of it
+            return
+        if start >= size:
+            return
+        end = min(os.lseek(fd, start, seek_hole), size)
+        yield start, end
+        pos = end
+
+
+def _copy_sparse(db: Path, src: Path, dst: Path) -> None:
+    """Copies `src` without writing its holes or zero runs (a sparse write-ahead
+    log of gigabytes costs nothing), refusing what is not a regular file."""
+    fd = os.open(src, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # swapped since it was looked at
+            raise _not_regular(db, src, st.st_mode)
+        with open(dst, "wb") as out:
+            for start, end in _data_extents(fd, st.st_size):
+                pos = start
+                while pos < end:
+                    chunk = os.pread(fd, min(COPY_CHUNK, end - pos), pos)
+                    if not chunk:  # shrank meanwhile
+                        break
+                    if chunk.count(0) != len(chunk):
+                        out.seek(pos)
+                        out.write(chunk)
+                    pos += len(chunk)
+            out.truncate(st.st_size)
+    finally:
+        os.close(fd)
+
+
+def _take_snapshot(source: Path, target: Path) -> list[str]:
+    """Copies what RocksDB rewrites or replays, links the immutable table files;
+    returns the problems found (a write-ahead log too large to be one, not copied).
+    Every file RocksDB would open must be a regular file (or a link to one)."""
+    problems = []
     # CURRENT first: the manifest it names is copied after it, so the pair agrees
     # unless the bookie rolled its manifest in between (then the open fails and the
     # snapshot is taken again).
     names = sorted(os.listdir(source), key=lambda n: (n != "CURRENT", n))
     for name in names:
-        src = source / name
-        if not src.is_file():
+        if not _is_copied_file(name):
             continue
-        if _is_copied_file(name):
-            shutil.copyfile(src, target / name)
+        src = source / name
+        st = _regular_stat(source, src)
+        if st.st_size > MAX_COPIED_BYTES:
+            if not _is_wal(name):
+                err = IndexDatabaseError(
+                    f"{source}: {name} is {st.st_size} bytes, more than {MAX_COPIED_BYTES} "
+                    "(no RocksDB file of a bookie grows so large): the database is not read"
+                )
+                err.path = str(source)
+                raise err
+            problems.append(
+                f"{source}: write-ahead log {name} is {st.st_size} bytes, more than {MAX_COPIED_BYTES} "
+                "(a bookie's write-ahead logs stay far smaller): not read, its writes are missing"
+            )
+            continue
+        _copy_sparse(source, src, target / name)
     # Table files are listed after the manifest was copied, so every file it names
     # is here unless a compaction removed it since (then the open fails, as above).
     for name in sorted(os.listdir(source)):
         if _is_table_file(name):
+            _regular_stat(source, source / name)
             os.symlink((source / name).resolve(), target / name)
+    return problems
+
+
+def _locked(db: Path) -> bool:
+    """Whether a process holds the database's lock (a running bookie), as
+    /proc/locks tells: opening LOCK to ask would drop this process's own lock on
+    it when closed."""
+    try:
+        st = os.stat(db / "LOCK")
+        with open("/proc/locks") as f:
+            locks = f.read()
+    except OSError:
+        return False
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    return any(inode in line.split() for line in locks.splitlines())
+
+
+def _pid_namespace() -> str:
+    """This process's pid namespace (its inode number), so that a snapshot of a
+    process in another container sharing the temporary directory is not taken
+    for a dead one's."""
+    try:
+        return os.readlink("/proc/self/ns/pid").rpartition("[")[2].rstrip("]") or "0"
+    except OSError:
+        return "0"
+
+
+def _snapshot_prefix() -> str:
+    return f"{SNAPSHOT_PREFIX}{os.getpid()}-{_pid_namespace()}-"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's
+    return True
+
+
+def _remove_stale_snapshots(tmpdir: str | None = None) -> list[str]:
+    """Removes the snapshot directories that processes which died reading (killed,
+    say) left in the temporary directory: this user's, of this pid namespace,
+    whose process is gone. Returns the paths removed."""
+    tmpdir = tmpdir or tempfile.gettempdir()
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(tmpdir))
+    except OSError:
+        return removed
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    namespace = _pid_namespace()
+    for entry in entries:
+        if not entry.name.startswith(SNAPSHOT_PREFIX):
+            continue
+        pid, ns, *_ = entry.name[len(SNAPSHOT_PREFIX):].split("-") + ["", ""]
+        if not pid.isdigit() or int(pid) == os.getpid() or ns != namespace:
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or (uid is not None and st.st_uid != uid) or _pid_alive(int(pid)):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(entry.path)
+    return removed
+
+
+def _removed_meanwhile(err: BaseException) -> bool:
+    """A file gone between the listing and the copy or the open: a live bookie's
+    compaction or manifest roll, so the snapshot is taken again."""
+    if isinstance(err, FileNotFoundError):
+        return True
+    # RocksDB's own errors are plain exceptions.
+    return isinstance(err, Exception) and not isinstance(err, (OSError, ValueError)) and (
+        "No such file" in str(err) or "does not exist" in str(err)
+    )
 
 
 class IndexSnapshot:
     """A read-only RocksDB open of a snapshot of one database (see the module doc).
 
     Use as a context manager; `db` is the `rocksdict.Rdict` (raw mode: bytes keys
-    and values). The temporary copy is removed on `close()`, or when the object is
-    collected or the interpreter exits.
+    and values). `problems` lists what keeps the open database from being the
+    whole of it (a damaged write-ahead log replayed only up to the damage, table
+    files the MANIFEST lost, a write-ahead log too large to copy), each naming the
+    database; `check()` raises the first. The temporary copy is removed on
+    `close()`, or when the object is collected or the interpreter exits; one a
+    killed process left is removed by the next snapshot taken.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         rocksdict = _rocksdict()
         self.path = Path(path)
+        self.problems: list[str] = []
         if not self.path.is_dir():
             raise FileNotFoundError(errno.ENOENT, "no such RocksDB database", str(self.path))
-        last_error: Exception | None = None
+        _remove_stale_snapshots()
+        last_error: BaseException | None = None
         for _ in range(SNAPSHOT_ATTEMPTS):
-            tmp = Path(tempfile.mkdtemp(prefix="bkcodec-rocksdb-"))
+            tmp = Path(tempfile.mkdtemp(prefix=_snapshot_prefix()))
             cleanup = weakref.finalize(self, shutil.rmtree, tmp, True)
+            self._tmp = tmp
             try:
-                _take_snapshot(self.path, tmp)
-                options = rocksdict.Options(raw_mode=True)
-                options.create_if_missing(False)
-                # Open every table file now: a live bookie's compactions cannot pull
-                # one away later.
-                options.set_max_open_files(-1)
-                self.db = rocksdict.Rdict(
-                    str(tmp), options, access_type=rocksdict.AccessType.read_only(error_if_log_file_exist=False)
-                )
-            except FileNotFoundError as err:
+                problems = _take_snapshot(self.path, tmp)
+                self.db, opened = self._open(rocksdict, tmp)
+                problems += opened
+                problems += self._lost_table_files(tmp)
+            except BaseException as err:
+                self.close()
                 cleanup()
-                last_error = err
-                continue
-            except Exception as err:
-                cleanup()
-                if "No such file" in str(err) or "does not exist" in str(err):
+                if _removed_meanwhile(err):
                     last_error = err
                     continue
-                raise OSError(f"{self.path}: RocksDB cannot open it: {err}") from err
+                if isinstance(err, (OSError, ValueError)) or not isinstance(err, Exception):
+                    raise
+                raise OSError(f"{self.path}: RocksDB cannot open it: {self._text(err)}") from err
+            self.problems = problems
             self._cleanup = cleanup
             return
-        raise OSError(f"{self.path}: RocksDB cannot open it (files changed while it was copied): {last_error}")
+        raise OSError(
+            f"{self.path}: RocksDB cannot open it (a file it names is missing, or files changed while "
+            f"they were copied): {self._text(last_error)}"
+        )
+
+    def _text(self, err: object) -> str:
+        """RocksDB's message with the snapshot's paths put back to the database's."""
+        return " ".join(str(err).replace(str(self._tmp), str(self.path)).split())
+
+    def _open(self, rocksdict: Any, tmp: Path) -> tuple[Any, list[str]]:
+        """Opens the snapshot; a write-ahead log RocksDB replays only in part is a
+        problem. RocksDB's default recovery stops quietly at the first damaged
+        record, so the log is first replayed whole or not at all."""
+        modes = rocksdict.DBRecoveryMode
+
+        def attempt(mode: Any) -> Any:
+            options = rocksdict.Options(raw_mode=True)
+            options.create_if_missing(False)
+            # Open every table file now: a live bookie's compactions cannot pull
+            # one away later.
+            options.set_max_open_files(-1)
+            options.set_paranoid_checks(True)
+            options.set_wal_recovery_mode(mode)
+            return rocksdict.Rdict(str(tmp), options, access_type=rocksdict.AccessType.read_only(error_if_log_file_exist=False))
+
+        try:
+            return attempt(modes.absolute_consistency()), []
+        except Exception as err:
+            if "Corruption" not in str(err):
+                raise
+        wals = ", ".join(sorted(n for n in os.listdir(tmp) if _is_wal(n))) or "?"
+        try:
+            db = attempt(modes.tolerate_corrupted_tail_records())
+            # A running bookie may be writing the record the copy ends in.
+            if _locked(self.path):
+                return db, []
+            return db, [
+                f"{self.path}: write-ahead log {wals} ends inside a record: the write it held is lost "
+                "(a truncated log, or a write a crash cut short)"
+            ]
+        except Exception as err:
+            if "Corruption" not in str(err):
+                raise
+            damage = self._text(err)
+        # Replayed up to the damage, as RocksDB (and so the bookie) would.
+        return attempt(modes.point_in_time()), [
+            f"{self.path}: write-ahead log {wals} is damaged ({damage}): RocksDB replays it only up to "
+            "the damage, the writes after it are lost"
+        ]
+
+    def _lost_table_files(self, tmp: Path) -> list[str]:
+        """Table files in the directory that the database (as its MANIFEST
+        describes it) does not hold: a truncated or damaged MANIFEST drops the
+        files it added last. A running bookie's flush or compaction writes such
+        files too, so a locked database is given the benefit of the doubt."""
+        live = {Path(f["name"]).name for f in self.db.live_files()}
+        lost = sorted(n for n in os.listdir(tmp) if n.endswith(".sst") and n not in live)
+        if not lost or _locked(self.path):
+            return []
+        return [
+            f"{self.path}: table file{'s' if len(lost) > 1 else ''} {', '.join(lost)} "
+            f"{'are' if len(lost) > 1 else 'is'} not in the database its MANIFEST describes: "
+            f"the keys in {'them' if len(lost) > 1 else 'it'} are not read (a truncated or damaged MANIFEST, "
+            "or a flush or compaction a crash cut short)"
+        ]
+
+    def error(self, message: str) -> IndexDatabaseError:
+        err = IndexDatabaseError(message)
+        err.path = str(self.path)
+        return err
+
+    def check(self) -> None:
+        """Raises the first problem found, if any."""
+        if self.problems:
+            raise self.error(self.problems[0])
+
+    def scan(self, batch_size: int, from_key: bytes | None = None) -> Iterator[list[tuple[bytes, bytes]]]:
+        """The (key, value) pairs in key order from `from_key`, in lists of up to
+        `batch_size`. An iterator stops early and quietly at a block RocksDB
+        cannot read: its status is checked at the end, and that raises."""
+        it = self.db.iter()
+        if from_key is None:
+            it.seek_to_first()
+        else:
+            it.seek(from_key)
+        valid, key, value, step = it.valid, it.key, it.value, it.next
+        while True:
+            chunk: list[tuple[bytes, bytes]] = []
+            while len(chunk) < batch_size and valid():
+                chunk.append((key(), value()))
+                step()
+            if chunk:
+                yield chunk
+            if len(chunk) < batch_size:
+                break
+        try:
+            it.status()
+        except Exception as err:
+            raise self.error(f"{self.path}: RocksDB cannot read it whole: {self._text(err)}") from None
+
+    def get(self, key: bytes) -> bytes | None:
+        try:
+            return self.db.get(key)
+        except Exception as err:
+            raise self.error(f"{self.path}: RocksDB cannot read it whole: {self._text(err)}") from None
 
     def close(self) -> None:
         db = getattr(self, "db", None)
@@ -184,7 +499,10 @@ class IndexSnapshot:
 
 def open_index_database(path: str | os.PathLike[str]) -> IndexSnapshot:
     """A read-only snapshot of one RocksDB database (a context manager; `.db` is the
-    `rocksdict.Rdict`). For ad-hoc queries; the readers below use the same."""
+    `rocksdict.Rdict`). For ad-hoc queries; the readers below use the same. Its
+    `problems` say what keeps it from being the whole database, and `scan()`
+    iterates checking RocksDB's status (a plain `.db.items()` stops quietly at a
+    damaged block)."""
     return IndexSnapshot(path)
 
 
@@ -217,21 +535,75 @@ def _scoped(db: Any, rdict: Any, kind: str) -> bool:
     return False
 
 
-def _batches(dbs: list[Any], kind: str, batch_size: int, on_error: str) -> Iterator[pa.RecordBatch]:
+def is_database_error(error: str | None, path: str | os.PathLike[str]) -> bool:
+    """Whether a flagged row's error is about the database at `path` as a whole
+    (it starts with the database's path) rather than about one key or value."""
+    return error is not None and error.startswith(f"{os.fspath(path)}: ")
+
+
+def error_batch(schema: pa.Schema, message: str) -> pa.RecordBatch:
+    """One flagged row: the error, every other column null."""
+    return pa.RecordBatch.from_pylist([{"error": message}], schema=schema)
+
+
+def _database_message(path: Path, err: BaseException) -> str:
+    """An error about a database as one line starting with its path."""
+    text = str(err)
+    if isinstance(err, OSError) and err.strerror and err.filename is not None:
+        where = "" if os.fspath(err.filename) == str(path) else f"{err.filename}: "
+        text = f"{where}{err.strerror}"
+    text = " ".join(text.split())
+    return text if text.startswith(f"{path}: ") else f"{path}: {text}"
+
+
+def _corrupt(path: str | os.PathLike[str], message: str) -> CorruptDataError:
+    err = CorruptDataError(f"{path}: {message}")
+    err.path = os.fspath(path)
+    return err
+
+
+def _storage_flags_problem(value: bytes | None) -> str | None:
+    if value is None or len(value) == 8:
+        return None
+    return f"corrupt: storage flags value {value.hex()}: {len(value)} bytes, not 8"
+
+
+def _batches(dbs: list[Any], kind: str, batch_size: int, on_error: str, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    flag = on_error == "flag"
     for db in dbs:
-        with IndexSnapshot(db.path) as snap:
-            scoped = _scoped(db, snap.db, kind)
-            items = snap.db.items()
-            while True:
-                chunk = list(islice(items, batch_size))
-                if not chunk:
-                    break
-                try:
-                    yield _decode_index_items(chunk, ledgers=kind == "ledger", scoped=scoped, on_error=on_error)
-                except BookKeeperFormatError as err:
-                    err.path = str(db.path)
-                    err.args = (f"{db.path}: {err}",)
+        try:
+            snap = IndexSnapshot(db.path)
+        except (OSError, ValueError) as err:
+            if not flag:
+                raise
+            yield error_batch(schema, _database_message(Path(db.path), err))
+            continue
+        with snap:
+            if not flag:
+                snap.check()
+            for problem in snap.problems:
+                yield error_batch(schema, problem)
+            try:
+                if kind == "ledger":
+                    # The storage flags share the ledgers' key space; the decoder
+                    # leaves them out, so a bad one is reported here.
+                    flags = _storage_flags_problem(snap.get(STORAGE_FLAGS_KEY))
+                    if flags is not None:
+                        if not flag:
+                            raise _corrupt(db.path, flags)
+                        yield error_batch(schema, flags)
+                scoped = _scoped(db, snap.db, kind)
+                for chunk in snap.scan(batch_size):
+                    try:
+                        yield _decode_index_items(chunk, ledgers=kind == "ledger", scoped=scoped, on_error=on_error)
+                    except BookKeeperFormatError as err:
+                        err.path = str(db.path)
+                        err.args = (f"{db.path}: {err}",)
+                        raise
+            except IndexDatabaseError as err:
+                if not flag:
                     raise
+                yield error_batch(schema, str(err))
 
 
 class IndexBatchReader:
@@ -313,7 +685,7 @@ def _reader(path: str | os.PathLike[str], kind: str, batch_size: int, on_error: 
         raise ValueError(f"{path}: no {' or '.join(roles)} database found")
     schema = location_index_schema(on_error) if kind == "location" else ledger_index_schema(on_error)
     source = f"{len(dbs)} {kind} index database{'s' if len(dbs) > 1 else ''} at {str(path)!r}"
-    return IndexBatchReader(schema, _batches(dbs, kind, batch_size, on_error), source)
+    return IndexBatchReader(schema, _batches(dbs, kind, batch_size, on_error, schema), source)
 
 
 def read_location_index(
@@ -328,7 +700,11 @@ def read_location_index(
     field, as `read_entry_log` reports it), then `error` with `on_error="flag"`.
     Range-deleted ledgers are absent, write-ahead-log writes present. A key or
     value that does not decode raises `CorruptDataError` (`on_error="raise"`) or is
-    a row with its `error` (`"flag"`). Memory stays within about one batch.
+    a row with its `error` (`"flag"`). A database that cannot be read whole (see
+    the module doc) raises `IndexDatabaseError` (or `OSError` when RocksDB cannot
+    open it), or with `"flag"` gives what can be read and a row whose ids are null
+    and whose error starts with the database's path (`is_database_error`). Memory
+    stays within about one batch.
     """
     return _reader(path, "location", batch_size, on_error)
 
@@ -340,7 +716,8 @@ def read_ledger_index(
     database below a directory) as an Arrow stream: `scope_id`, `ledger_id`,
     `exists`, `fenced`, `master_key`, `explicit_lac` (null when absent), `limbo`
     (null when absent), then `error` with `on_error="flag"`. The storage flags are
-    not a ledger: see `storage_flags`.
+    not a ledger (see `storage_flags`), but a flags value that is not 8 bytes is
+    reported like a value that does not decode. Errors as `read_location_index`.
     """
     return _reader(path, "ledger", batch_size, on_error)
 
@@ -349,14 +726,14 @@ def storage_flags(path: str | os.PathLike[str]) -> int | None:
     """The storage flags of a bookie (kept in its first `ledgers` database), or of
     one `ledgers` database; None when no database holds them. Bit 0
     (`STORAGE_FLAG_NEEDS_INTEGRITY_CHECK`) asks for an integrity check on start."""
-    from bkcodec._bkcodec import CorruptDataError
-
     for db in index_databases(path, ("ledgers",)):
         with IndexSnapshot(db.path) as snap:
-            value = snap.db.get(STORAGE_FLAGS_KEY)
+            snap.check()
+            value = snap.get(STORAGE_FLAGS_KEY)
         if value is not None:
-            if len(value) != 8:
-                raise CorruptDataError(f"{db.path}: the storage flags value is {len(value)} bytes, not 8")
+            problem = _storage_flags_problem(value)
+            if problem is not None:
+                raise _corrupt(db.path, problem)
             return int.from_bytes(value, "big", signed=True)
     return None
 

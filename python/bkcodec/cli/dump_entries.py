@@ -332,7 +332,10 @@ def _print_problem(out: Output, p: dict[str, Any], args: argparse.Namespace) -> 
         out.stdout.write(to_json({"file": p["file"], **row}) + "\n")
     else:
         where = p["file"] or "index"
-        out.stdout.write(f"{where}: ledger {row['ledger_id']} entry {row['entry_id']}: {row['error']}\n")
+        if row["ledger_id"] is None and row["entry_id"] is None:  # the index database as a whole
+            out.stdout.write(f"{where}: {row['error']}\n")
+        else:
+            out.stdout.write(f"{where}: ledger {row['ledger_id']} entry {row['entry_id']}: {row['error']}\n")
 
 
 def _print_batch(out: Output, table: TableWriter, batch, path: str, args: argparse.Namespace) -> None:

@@ -14,7 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..index_db import LEDGER_ROLES, LOCATION_ROLES, RocksDBUnavailableError
+from ..index_db import LEDGER_ROLES, LOCATION_ROLES, RocksDBUnavailableError, is_database_error
+
+# The locations database beside each ledgers database.
+LOCATIONS_OF = {"ledgers": "locations", "scoped-ledgers": "scoped-locations"}
 
 # What the entry scan keeps of each entry, for the join with the index (and
 # `file_id`, the entry log's number in ScannedEntries.paths).
@@ -106,9 +109,11 @@ def index_table(unit: IndexUnit) -> Any:
     return pa.concat_tables([t.cast(tables[0].schema) for t in tables])
 
 
-def ledger_states(unit: IndexUnit) -> Any:
+def ledger_states(unit: IndexUnit, failures: list[dict[str, Any]] | None = None, listed: dict[str, int] | None = None) -> Any:
     """scope_id, ledger_id, state (`fenced`, `limbo` or `active`) of the ledgers the
-    index knows; None when it has no ledger index (the states are then unknown)."""
+    index knows; None when it has no ledger index (the states are then unknown).
+    Rows that do not decode go to `failures`; `listed` gets each ledgers
+    database's count of ledgers."""
     import pyarrow as pa
 
     from .. import index_header, read_ledger_index
@@ -118,11 +123,17 @@ def ledger_states(unit: IndexUnit) -> Any:
         if not unit.ledger_databases:
             return None
         for db in unit.ledger_databases:
+            count = 0
             for r in read_ledger_index(db.path, on_error="flag").read_all().to_pylist():
+                if r["error"] is not None and failures is not None:
+                    failures.append(_row_failure(unit, r, str(db.path)))
                 if r["ledger_id"] is None:
                     continue
+                count += 1
                 state = "limbo" if r["limbo"] else "fenced" if r["fenced"] else "active"
                 rows.append((r["scope_id"], r["ledger_id"], state))
+            if listed is not None:
+                listed[str(db.path)] = count
     else:
         for f in unit.index_files:
             try:
@@ -133,6 +144,43 @@ def ledger_states(unit: IndexUnit) -> Any:
                 rows.append((f.scope_id or 0, f.ledger_id, "fenced" if fenced else "active"))
     scope, ledger, state = zip(*rows) if rows else ((), (), ())
     return pa.table({"scope_id": pa.array(scope, pa.int64()), "ledger_id": pa.array(ledger, pa.int64()), "state": pa.array(state, pa.string())})
+
+
+def _what_is_there(path: Path) -> str:
+    import stat
+
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return "missing"
+    except OSError as err:
+        return f"unreadable ({err.strerror})"
+    if stat.S_ISDIR(st.st_mode):
+        try:
+            empty = not any(path.iterdir())
+        except OSError as err:
+            return f"an unreadable directory ({err.strerror})"
+        return "an empty directory" if empty else "a directory that holds no RocksDB database"
+    if stat.S_ISREG(st.st_mode):
+        return "a file, not a RocksDB database"
+    if stat.S_ISLNK(st.st_mode):
+        return f"a link to {path.resolve()}, not a RocksDB database"
+    return "not a RocksDB database"
+
+
+def missing_location_database(ledger_db: Any, ledgers: int, database_paths: set[str]) -> tuple[str, str] | None:
+    """(path, problem) when a ledgers database lists ledgers but the locations
+    database beside it is not there: the locations of their entries are lost."""
+    role = LOCATIONS_OF.get(ledger_db.role)
+    if role is None or ledgers <= 0:
+        return None
+    expected = Path(ledger_db.path).parent / role
+    if str(expected) in database_paths:
+        return None
+    return str(expected), (
+        f"{expected}: {_what_is_there(expected)}, while {ledger_db.path} lists {ledgers} "
+        f"ledger{'s' if ledgers != 1 else ''}: where their entries are is lost"
+    )
 
 
 @dataclass
@@ -160,6 +208,15 @@ def _failure(file: str, row: dict[str, Any], problem: str, error: str, source: s
     }
 
 
+def _row_failure(unit: IndexUnit, r: dict[str, Any], source: str) -> dict[str, Any]:
+    """A flagged row of a database: a key or value that does not decode, or the
+    database as a whole (then the failure is the index directory's, as when
+    RocksDB cannot open it)."""
+    if is_database_error(r["error"], source):
+        return _failure(unit.label, r, "index_database", r["error"], source)
+    return _failure(source, r, "index_record", r["error"], source)
+
+
 def _rows(table: Any) -> Iterator[dict[str, Any]]:
     for batch in table.to_batches(max_chunksize=65536):
         yield from batch.to_pylist()
@@ -177,7 +234,15 @@ def check_unit(unit: IndexUnit, scanned: Any, paths: list[str], report: IndexRep
 
     # Both indexes are read first: without RocksDB nothing of the unit is reported.
     index = index_table(unit)
-    states = ledger_states(unit)
+    ledger_failures: list[dict[str, Any]] = []
+    listed: dict[str, int] = {}
+    states = ledger_states(unit, ledger_failures, listed)
+    report.failures.extend(ledger_failures)
+    location_paths = {str(db.path) for db in unit.location_databases}
+    for db in unit.ledger_databases:
+        missing = missing_location_database(db, listed.get(str(db.path), 0), location_paths)
+        if missing is not None:
+            report.failures.append(_failure(unit.label, {}, "index_database", missing[1], missing[0]))
     if index is None:
         report.notes.append(f"{unit.label}: no location index found; its entry logs are all unindexed")
         index = pa.table(
@@ -189,7 +254,7 @@ def check_unit(unit: IndexUnit, scanned: Any, paths: list[str], report: IndexRep
     bad = pc.or_(pc.is_valid(index.column("error")), pc.is_null(index.column("log_id")))
     for r in _rows(index.filter(bad)):
         if r["error"] is not None:
-            report.failures.append(_failure(r["source"], r, "index_record", r["error"], r["source"]))
+            report.failures.append(_row_failure(unit, r, r["source"]))
         else:
             report.failures.append(
                 _failure(r["source"], r, "index_location", f"location {r['location']} cannot point at an entry", r["source"])

@@ -4,7 +4,6 @@ and reading just those records from the entry logs."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import islice
 from typing import Any
 
 from .index_check import IndexUnit
@@ -44,21 +43,31 @@ def _key_ranges(ledger_spans: tuple[Span, ...], scoped: bool) -> list[tuple[byte
 
 
 def _database_rows(db: Any, ledger_spans: tuple[Span, ...]) -> Iterator[Any]:
+    """The rows of the wanted ledgers' key ranges; a database that cannot be read
+    whole also gives a row with the error (ids null), naming the database."""
     from .. import decode_location_index
-    from ..index_db import IndexSnapshot
+    from ..index_db import IndexDatabaseError, IndexSnapshot, error_batch, location_index_schema
 
     scoped = db.role == "scoped-locations"
-    with IndexSnapshot(db.path) as snap:
-        for from_key, stop_key in _key_ranges(ledger_spans, scoped):
-            items = snap.db.items(from_key=from_key) if from_key is not None else snap.db.items()
-            while True:
-                chunk = list(islice(items, LOOKUP_CHUNK))
-                if not chunk:
-                    break
-                keys, values = zip(*chunk)
-                yield decode_location_index(keys, values, scoped=scoped, on_error="flag")
-                if stop_key is not None and keys[-1] >= stop_key:
-                    break
+    schema = location_index_schema("flag")
+    try:
+        snap = IndexSnapshot(db.path)
+    except (OSError, ValueError) as err:
+        text = " ".join(str(err).split())
+        yield error_batch(schema, text if text.startswith(f"{db.path}: ") else f"{db.path}: {text}")
+        return
+    with snap:
+        for problem in snap.problems:
+            yield error_batch(schema, problem)
+        try:
+            for from_key, stop_key in _key_ranges(ledger_spans, scoped):
+                for chunk in snap.scan(LOOKUP_CHUNK, from_key):
+                    keys, values = zip(*chunk)
+                    yield decode_location_index(keys, values, scoped=scoped, on_error="flag")
+                    if stop_key is not None and keys[-1] >= stop_key:
+                        break
+        except IndexDatabaseError as err:
+            yield error_batch(schema, str(err))
 
 
 def indexed_locations(

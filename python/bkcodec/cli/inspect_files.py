@@ -7,6 +7,7 @@ from typing import Any
 
 from .discover import ENTRY_LOG, INDEX, JOURNAL, LAST_ID, LAST_MARK, BookieFile, discover
 from .errors import EXIT_DAMAGE, EXIT_OK
+from .index_check import LOCATIONS_OF
 from .output import Output
 from .readers import DigestOptions, batches_with_progress, file_size, open_reader, progress_over
 from .scan_stats import FileTally, check_ledgers_map, ledgers_map_problem
@@ -24,7 +25,9 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         "directory, also the bookie: its storage (DbLedgerStorage or "
         "InterleavedLedgerStorage), cookie, directories, and per index database the "
         "ledgers, entries and live key range. Exit codes: 0, or 1 when a rolled entry "
-        "log's ledgers map is unusable or disagrees with its entries; 2 usage or I/O error.",
+        "log's ledgers map is unusable or disagrees with its entries, or an index "
+        "database cannot be read whole, holds keys or values that do not decode, or "
+        "is missing beside a ledgers database that lists ledgers; 2 usage or I/O error.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or bookie directories")
     p.add_argument(
@@ -166,7 +169,9 @@ def run(args: argparse.Namespace, out: Output) -> int:
     # A rolled log's map is what BookKeeper's garbage collector and compaction trust
     # to tell which ledgers it holds: one that is unusable or wrong is damage.
     bad_maps = [r for r in results if r.get("ledgers_map") and ledgers_map_problem(r["ledgers_map"])]
-    return EXIT_DAMAGE if bad_maps else EXIT_OK
+    # So is an index that lost entries or ledgers.
+    bad_databases = [d for b in bookies for d in b["databases"] if d.get("error") or d.get("bad_keys")]
+    return EXIT_DAMAGE if bad_maps or bad_databases else EXIT_OK
 
 
 def _cookie_json(cookie: Any) -> dict[str, Any]:
@@ -201,7 +206,23 @@ def inspect_bookie(layout: Any, out: Output) -> dict[str, Any]:
     with out.progress("reading index databases", None) as task:
         for db in layout.databases:
             info["databases"].append(inspect_database(db, task))
+    info["databases"].extend(_missing_databases(layout.databases, info["databases"]))
     return info
+
+
+def _missing_databases(databases: list[Any], infos: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A locations database that is not there beside a ledgers database that lists ledgers."""
+    from .index_check import missing_location_database
+
+    paths = {str(db.path) for db in databases}
+    missing = []
+    for db, info in zip(databases, infos):
+        found = missing_location_database(db, info.get("ledgers") or 0, paths)
+        if found is not None:
+            path, problem = found
+            missing.append({"path": path, "role": LOCATIONS_OF[db.role], "dir": str(db.dir), "error": problem})
+            paths.add(path)
+    return missing
 
 
 def inspect_database(db: Any, task) -> dict[str, Any]:
@@ -221,10 +242,14 @@ def inspect_database(db: Any, task) -> dict[str, Any]:
         ledgers: set[tuple[int, int]] = set()
         first = last = None
         fenced = limbo = 0
+        errors: list[str] = []
         for batch in read(db.path, on_error="flag"):
             good = batch.filter(pc.is_null(batch.column("error")))
-            keys += batch.num_rows
-            bad += batch.num_rows - good.num_rows
+            # Rows about the database as a whole are not keys.
+            whole = [e for e in batch.column("error").drop_null().to_pylist() if index_db.is_database_error(e, db.path)]
+            errors.extend(whole)
+            keys += batch.num_rows - len(whole)
+            bad += batch.num_rows - len(whole) - good.num_rows
             task.advance(batch.num_rows)
             if not good.num_rows:
                 continue
@@ -243,8 +268,10 @@ def inspect_database(db: Any, task) -> dict[str, Any]:
             info["entries"] = keys - bad
         else:
             info.update(fenced=fenced, limbo=limbo)
-            if db.role == "ledgers":
-                info["storage_flags"] = index_db.storage_flags(db.path)
+        if errors:
+            info["error"] = "; ".join(errors)
+        elif not location and db.role == "ledgers":
+            info["storage_flags"] = index_db.storage_flags(db.path)
     except index_db.RocksDBUnavailableError as err:
         info["unchecked"] = str(err)
     except (OSError, ValueError) as err:
@@ -284,9 +311,11 @@ def print_bookie(out: Output, b: dict[str, Any]) -> None:
     if b["databases"]:
         rows = []
         for d in b["databases"]:
-            notes = d.get("error") or d.get("unchecked") or ""
+            notes = d.get("unchecked") or ""
             if d.get("bad_keys"):
                 notes = f"{d['bad_keys']} keys or values do not decode"
+            if d.get("error"):
+                notes = "; ".join(n for n in (notes, f"ERROR: {d['error']}") if n)
             if d.get("role") in ("ledgers", "scoped-ledgers") and "keys" in d:
                 extra = [f"{d['fenced']} fenced", f"{d['limbo']} in limbo"]
                 if d.get("storage_flags") is not None:

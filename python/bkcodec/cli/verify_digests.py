@@ -374,7 +374,10 @@ def print_report(out: Output, result: dict[str, Any], max_failures: int = 0) -> 
     )
     out.line()
     if failures:
-        status = f"DAMAGE FOUND in {totals['damaged_files']} of {totals['files']} files"
+        where = [f"{totals['damaged_files']} of {totals['files']} files"] if totals["damaged_files"] else []
+        if (result.get("index") or {}).get("failures"):
+            where.append("the index")
+        status = f"DAMAGE FOUND in {' and '.join(where) or 'the index'}"
     elif not result["clean"]:
         status = "NOT CLEAN (--strict: unchecked entries)"
     else:
