@@ -284,3 +284,49 @@ def test_spark_connect_server_and_client(bookie, tmp_path):
         except subprocess.TimeoutExpired:
             server.kill()
         log.close()
+
+
+def test_cluster_audit_on_a_local_cluster_gives_the_local_audits_findings(tmp_path):
+    """The cluster audit job through `spark-submit` on `local-cluster` (executors in
+    their own JVMs and Python workers): the findings `bkcodec audit` gives."""
+    from bkcodec import cluster
+    from bkcodec.cluster_sample import make_cluster
+    from bkcodec_spark.jobs import cluster_audit
+
+    sim = make_cluster(tmp_path / "c")
+    inputs = [str(b.dir) for b in sim.bookies if b.in_audit]
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    env.pop("SPARK_HOME", None)
+    process = subprocess.run(
+        [
+            str(SPARK_HOME / "bin" / "spark-submit"),
+            "--master",
+            "local-cluster[2,1,1024]",
+            "--conf",
+            f"spark.driver.extraJavaOptions={QUICK_JVM}",
+            "--conf",
+            f"spark.executor.extraJavaOptions={QUICK_JVM}",
+            "--conf",
+            "spark.ui.enabled=false",
+            "--conf",
+            "spark.driver.host=127.0.0.1",
+            "--conf",
+            "spark.driver.bindAddress=127.0.0.1",
+            cluster_audit.__file__,
+            *inputs,
+            "--metadata",
+            str(sim.metadata_dir),
+            "--json",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
+    assert process.returncode == 1, process.stderr[-3000:]
+    doc = json.loads(process.stdout.strip().splitlines()[-1])
+    local = cluster.audit(inputs, metadata=sim.metadata_dir)
+    key = lambda r: json.dumps(r, sort_keys=True)  # noqa: E731
+    assert sorted(doc["findings"], key=key) == sorted(local.findings.to_pylist(), key=key)
+    shutil.rmtree(SPARK_HOME / "work", ignore_errors=True)

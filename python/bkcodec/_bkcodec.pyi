@@ -12,7 +12,9 @@ from typing_extensions import Buffer, Self
 __all__ = [
     "INVENTORY_BOOKIE_ID_KEY",
     "cluster_audit",
+    "cluster_load_metadata",
     "cluster_read_inventory",
+    "cluster_schemas",
     "cluster_statuses",
     "cluster_write_set",
     "read_records_at",
@@ -101,6 +103,7 @@ __all__ = [
     "_encode_ledger_pair",
     "_encode_location_pairs",
     "MessageDecoder",
+    "pulsar_check_reader_options",
     "pulsar_decode_messages",
     "pulsar_read_messages",
     "pulsar_decode_managed_ledger_info",
@@ -989,6 +992,12 @@ class MessageDecoder:
     @property
     def counts(self) -> dict[str, int]: ...
 
+def pulsar_check_reader_options(
+    *,
+    digest_type: Any = None,
+    password: Any = None,
+    ledger_metadata: Any = None,
+) -> None: ...
 def pulsar_decode_messages(
     entries: Any,
     *,
@@ -1037,7 +1046,10 @@ def cluster_audit(
     *,
     bookies: Sequence[str] = ...,
     metadata: _Path | Mapping[int | tuple[int, int], LedgerMetadata] | None = None,
+    incomplete: Sequence[str] = ...,
 ) -> tuple[pyarrow.Table, pyarrow.Table, list[str]]: ...
+def cluster_schemas() -> tuple[pyarrow.Schema, pyarrow.Schema, pyarrow.Schema]: ...
+def cluster_load_metadata(path: _Path) -> tuple[dict[tuple[int, int], LedgerMetadata], list[str]]: ...
 def cluster_write_set(entry_id: int, ensemble_size: int, write_quorum: int) -> list[int]: ...
 def cluster_statuses() -> list[tuple[str, bool]]: ...
 def read_records_at(path: _Path, offsets: Sequence[int]) -> pyarrow.Table: ...

@@ -29,8 +29,10 @@ from . import bookie_layout
 from ._bkcodec import (
     INVENTORY_BOOKIE_ID_KEY,
     cluster_audit,
+    cluster_load_metadata,
     read_records_at,
     cluster_read_inventory,
+    cluster_schemas,
     cluster_statuses,
     cluster_write_set,
 )
@@ -39,10 +41,14 @@ __all__ = [
     "AuditResult",
     "CopyCatalog",
     "FAILURE_STATUSES",
+    "FINDINGS_SCHEMA",
+    "INVENTORY_SCHEMA",
+    "LEDGERS_SCHEMA",
     "STATUSES",
     "audit",
     "bookie_id_of",
     "inventory",
+    "load_metadata",
     "ledger_password",
     "read_inventory_file",
     "recover",
@@ -55,6 +61,18 @@ STATUSES: tuple[str, ...] = tuple(name for name, _ in cluster_statuses())
 FAILURE_STATUSES: frozenset[str] = frozenset(name for name, failure in cluster_statuses() if failure)
 
 _Path = str | os.PathLike[str]
+
+#: The columns of an inventory, of the audit's findings, and of its ledger summary.
+INVENTORY_SCHEMA, FINDINGS_SCHEMA, LEDGERS_SCHEMA = cluster_schemas()
+
+
+def load_metadata(dump: _Path, notes: list[str] | None = None) -> dict[tuple[int, int], Any]:
+    """A metadata dump's ledgers by `(scope, ledger)`, scoped (BP-35) ledgers named by
+    their UUID included; files that do not read are appended to `notes`."""
+    ledgers, problems = cluster_load_metadata(dump)
+    if notes is not None:
+        notes.extend(f"metadata not read: {p}" for p in problems)
+    return ledgers
 
 
 def write_set(entry_id: int, ensemble_size: int, write_quorum: int) -> list[int]:

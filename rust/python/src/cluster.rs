@@ -93,16 +93,20 @@ fn metadata_of(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<(ClusterMet
 /// Audits inventories (Arrow streams or tables) against metadata: returns
 /// `(findings, ledgers, metadata_problems)`.
 #[pyfunction]
-#[pyo3(signature = (inventories, *, bookies = Vec::new(), metadata = None))]
+#[pyo3(signature = (inventories, *, bookies = Vec::new(), metadata = None, incomplete = Vec::new()))]
 fn cluster_audit(
     py: Python<'_>,
     inventories: Vec<AnyRecordBatch>,
     bookies: Vec<String>,
     metadata: Option<&Bound<'_, PyAny>>,
+    incomplete: Vec<String>,
 ) -> PyResult<(Py<PyAny>, Py<PyAny>, Vec<String>)> {
     let mut audit = Audit::new();
     for b in &bookies {
         audit.add_bookie(b).py_err(py)?;
+    }
+    for b in &incomplete {
+        audit.mark_incomplete(b).py_err(py)?;
     }
     for input in inventories {
         for batch in input.into_reader()? {
@@ -174,6 +178,25 @@ fn read_records_at(py: Python<'_>, path: PathBuf, offsets: Vec<u64>) -> PyResult
     Ok(PyTable::try_new(vec![batch.clone()], batch.schema())?.into_pyarrow(py)?.unbind())
 }
 
+type PyClusterMetadata = HashMap<(i64, i64), PyLedgerMetadata>;
+
+/// A metadata dump's ledgers by `(scope, ledger)` (scoped UUID names included),
+/// and the files that did not read, as text.
+#[pyfunction]
+fn cluster_load_metadata(py: Python<'_>, path: PathBuf) -> PyResult<(PyClusterMetadata, Vec<String>)> {
+    let (ledgers, problems) = py.detach(|| cluster::load_metadata(&path)).py_err(py)?;
+    let ledgers = ledgers.into_iter().map(|(k, md)| (k, PyLedgerMetadata(md))).collect();
+    Ok((ledgers, problems.iter().map(|e| e.to_string()).collect()))
+}
+
+/// The schemas of an inventory, of the audit's findings and of its ledger summary.
+#[pyfunction]
+fn cluster_schemas(py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>, Py<PyAny>)> {
+    use pyo3_arrow::PySchema;
+    let to_py = |s: arrow_schema::SchemaRef| PySchema::new(s).into_pyarrow(py).map(|o| o.unbind());
+    Ok((to_py(cluster::inventory_schema())?, to_py(cluster::findings_schema())?, to_py(cluster::ledgers_schema())?))
+}
+
 /// Every audit status, most severe first, with whether it is a failure.
 #[pyfunction]
 fn cluster_statuses() -> Vec<(&'static str, bool)> {
@@ -185,6 +208,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cluster_audit, m)?)?;
     m.add_function(wrap_pyfunction!(cluster_write_set, m)?)?;
     m.add_function(wrap_pyfunction!(cluster_statuses, m)?)?;
+    m.add_function(wrap_pyfunction!(cluster_schemas, m)?)?;
+    m.add_function(wrap_pyfunction!(cluster_load_metadata, m)?)?;
     m.add_function(wrap_pyfunction!(read_records_at, m)?)?;
     m.add("INVENTORY_BOOKIE_ID_KEY", cluster::BOOKIE_ID_METADATA_KEY)?;
     Ok(())

@@ -34,7 +34,7 @@ use std::sync::Arc;
 
 use arrow_array::builder::{Int64Builder, ListBuilder, StringBuilder};
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int64Type, UInt64Type};
+use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
@@ -159,6 +159,14 @@ impl Audit {
         Ok(n)
     }
 
+    /// Declares that a bookie was not read whole (a file of it could not be read,
+    /// maybe in another part of the work): what it lacks proves nothing.
+    pub fn mark_incomplete(&mut self, bookie_id: &str) -> Result<()> {
+        let n = self.add_bookie(bookie_id)?;
+        self.incomplete[n as usize] = true;
+        Ok(())
+    }
+
     /// The bookies of the inputs, in the order they were added.
     pub fn bookies(&self) -> &[String] {
         &self.bookies
@@ -180,8 +188,8 @@ impl Audit {
         let (scope, ledger, entry, lac) = (int("scope_id")?, int("ledger_id")?, int("entry_id")?, int("last_add_confirmed")?);
         let verdict = column("verdict")?.as_string_opt::<i32>().ok_or_else(|| Error::invalid_argument("verdict is a string column"))?;
         let hash = column("payload_hash")?
-            .as_primitive_opt::<UInt64Type>()
-            .ok_or_else(|| Error::invalid_argument("payload_hash is a uint64 column"))?;
+            .as_primitive_opt::<Int64Type>()
+            .ok_or_else(|| Error::invalid_argument("payload_hash is an int64 column"))?;
         let mut last_bookie: Option<(&str, u16)> = None;
         for i in 0..batch.num_rows() {
             let name = bookie.value(i);
@@ -214,7 +222,7 @@ impl Audit {
                 },
                 entry: entry.value(i),
                 lac: if lac.is_null(i) { -1 } else { lac.value(i) },
-                hash: if hash.is_null(i) { 0 } else { hash.value(i) },
+                hash: if hash.is_null(i) { 0 } else { hash.value(i) as u64 },
             });
         }
         Ok(())
@@ -661,8 +669,11 @@ impl Output {
             self.f_last.append_value(last);
             self.f_entries.append_value(last - first + 1);
             self.f_status.append_value(status.as_str());
-            for b in bookies {
-                self.f_bookies.values().append_value(&self.bookies[b as usize]);
+            // By name: the numbers follow the order the inputs came in.
+            let mut names: Vec<&str> = bookies.iter().map(|&b| self.bookies[b as usize].as_str()).collect();
+            names.sort_unstable();
+            for name in names {
+                self.f_bookies.values().append_value(name);
             }
             self.f_bookies.append(true);
         }
@@ -678,9 +689,9 @@ impl Output {
         self.l_last_entry_id.append_option(md.map(|m| m.last_entry_id));
         self.l_last_entry.append_option(summary.as_ref().and_then(|s| s.last_entry));
         self.l_copies.append_value(copies.len() as i64);
-        let holders: BTreeSet<u16> = copies.iter().map(|c| c.bookie).collect();
-        for b in holders {
-            self.l_bookies.values().append_value(&self.bookies[b as usize]);
+        let holders: BTreeSet<&str> = copies.iter().map(|c| self.bookies[c.bookie as usize].as_str()).collect();
+        for name in holders {
+            self.l_bookies.values().append_value(name);
         }
         self.l_bookies.append(true);
         for (builder, count) in self.l_counts.iter_mut().zip(counts) {
@@ -763,7 +774,7 @@ mod tests {
     use crate::bookie_id::BookieId;
     use crate::cluster::inventory::inventory_schema;
     use crate::metadata::Ensemble;
-    use arrow_array::builder::{StringBuilder, UInt64Builder};
+    use arrow_array::builder::{Int64Builder, StringBuilder};
     use arrow_array::{BooleanArray, Int64Array, StringArray};
 
     /// One inventory row: (bookie, ledger, entry, lac, verdict, payload hash).
@@ -777,8 +788,8 @@ mod tests {
             copies.iter().for_each(|c| b.append_value(f(c)));
             Arc::new(b.finish()) as ArrayRef
         };
-        let mut hashes = UInt64Builder::new();
-        copies.iter().for_each(|c| hashes.append_value(c.5));
+        let mut hashes = Int64Builder::new();
+        copies.iter().for_each(|c| hashes.append_value(c.5 as i64));
         let nulls_i = Arc::new(Int64Array::new_null(n)) as ArrayRef;
         let nulls_s = Arc::new(StringArray::new_null(n)) as ArrayRef;
         let nulls_b = Arc::new(BooleanArray::new_null(n)) as ArrayRef;

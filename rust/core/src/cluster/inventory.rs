@@ -3,7 +3,7 @@
 //! bookie's files cannot (tens of bytes a copy: ids, verdict, a hash of the payload).
 //!
 //! The rows come from the file readers themselves, payloads as views into the read
-//! window (no copy), hashed with XXH3-64. Each entry-log copy says whether the
+//! window (no copy), hashed with XXH3-64 (kept as a signed bit pattern). Each entry-log copy says whether the
 //! bookie's index points at it; each copy carries its ledger's state as the
 //! bookie's ledger index knows it (fenced, limbo). A file that cannot be read gives
 //! one `unreadable` row naming it, so an audit knows that bookie was not seen whole.
@@ -12,7 +12,7 @@ use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use arrow_array::builder::{BooleanBuilder, Int64Builder, StringBuilder, UInt64Builder};
+use arrow_array::builder::{BooleanBuilder, Int64Builder, StringBuilder};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, BinaryViewArray, BooleanArray, Int64Array, RecordBatch, StringArray};
@@ -102,7 +102,9 @@ pub fn inventory_schema() -> SchemaRef {
         Field::new("error_kind", DataType::Utf8, true),
         Field::new("error", DataType::Utf8, true),
         Field::new("payload_size", DataType::Int64, true),
-        Field::new("payload_hash", DataType::UInt64, true),
+        // XXH3-64 as a signed bit pattern, as ids are: Spark and Parquet readers
+        // without unsigned types keep it whole.
+        Field::new("payload_hash", DataType::Int64, true),
         Field::new("source", DataType::Utf8, false),
         Field::new("file", DataType::Utf8, false),
         Field::new("offset", DataType::Int64, true),
@@ -219,7 +221,7 @@ struct RowsBuilder {
     error_kind: StringBuilder,
     error: StringBuilder,
     payload_size: Int64Builder,
-    payload_hash: UInt64Builder,
+    payload_hash: Int64Builder,
     source: StringBuilder,
     file: StringBuilder,
     offset: Int64Builder,
@@ -243,7 +245,7 @@ impl RowsBuilder {
             error_kind: StringBuilder::new(),
             error: StringBuilder::new(),
             payload_size: Int64Builder::with_capacity(rows),
-            payload_hash: UInt64Builder::with_capacity(rows),
+            payload_hash: Int64Builder::with_capacity(rows),
             source: StringBuilder::with_capacity(rows, rows * 9),
             file: StringBuilder::with_capacity(rows, rows * 32),
             offset: Int64Builder::with_capacity(rows),
@@ -357,7 +359,7 @@ pub fn copies_of_batch(batch: &RecordBatch, source: CopySource, file: &str, cont
         if payload.is_valid(i) && matches!(verdict, Verdict::Verified | Verdict::Unchecked | Verdict::Failed) {
             let bytes = payload.value(i);
             out.payload_size.append_value(bytes.len() as i64);
-            out.payload_hash.append_value(xxh3_64(bytes));
+            out.payload_hash.append_value(xxh3_64(bytes) as i64);
         } else {
             out.payload_size.append_null();
             out.payload_hash.append_null();

@@ -1,0 +1,136 @@
+"""The cluster view at fleet scale: inventories of many bookies and their audit as
+Spark DataFrames, with the same rows as `bkcodec.cluster` gives on one machine.
+
+- :func:`inventory_frame`: one task per bookie directory, each running the core's
+  inventory where the directory is (a path the executors mount).
+- :func:`audit_frames`: the inventories shuffled by ledger and co-grouped with the
+  ledgers' metadata; each ledger is audited by the core exactly as the local audit
+  does it (the audit of a ledger depends only on its copies, its metadata and the
+  list of bookies looked at), so the results are identical by construction.
+
+Spark has no unsigned 64-bit type; the inventory keeps its payload hash as a signed
+bit pattern for that reason.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+
+from bkcodec_spark.entries import spark_struct as spark_schema
+
+
+def _inventory_schema() -> pa.Schema:
+    from bkcodec.cluster import INVENTORY_SCHEMA
+
+    return INVENTORY_SCHEMA
+
+
+def inventory_frame(spark: SparkSession, bookie_dirs: Sequence[str], *, metadata: str | None = None, **options: Any) -> DataFrame:
+    """The inventory of every bookie directory, one Spark task each."""
+    schema = _inventory_schema()
+    dirs = spark.createDataFrame([(os.fspath(d),) for d in bookie_dirs], "bookie_dir string").repartition(
+        max(1, len(bookie_dirs)), "bookie_dir"
+    )
+
+    def inventories(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from bkcodec import cluster
+
+        for batch in batches:
+            for d in batch.column("bookie_dir").to_pylist():
+                for b in cluster.inventory(d, metadata=metadata, **options):
+                    yield b.replace_schema_metadata(None)
+
+    return dirs.mapInArrow(inventories, spark_schema(schema))
+
+
+def bookies_of(bookie_dirs: Sequence[str], inventory_files: Sequence[str]) -> list[str]:
+    """The bookie ids the inputs cover, read on the driver: cookies of the
+    directories, schema metadata of the inventory files (a bookie with no copy at
+    all still counts as looked at)."""
+    from bkcodec import cluster
+
+    ids = []
+    for d in bookie_dirs:
+        try:
+            ids.append(cluster.bookie_id_of(d))
+        except cluster.BookieIdError:
+            from pathlib import Path
+
+            ids.append(str(Path(d).resolve()))
+    for f in inventory_files:
+        import pyarrow.parquet as pq
+
+        ids.append(pq.read_schema(f).metadata[b"bkcodec.bookie_id"].decode())
+    return list(dict.fromkeys(ids))
+
+
+def _findings_type() -> pa.DataType:
+    return pa.list_(
+        pa.struct(
+            [
+                ("first_entry", pa.int64()),
+                ("last_entry", pa.int64()),
+                ("entries", pa.int64()),
+                ("status", pa.string()),
+                ("bookies", pa.list_(pa.string())),
+            ]
+        )
+    )
+
+
+def _ledger_schema() -> pa.Schema:
+    from bkcodec.cluster import LEDGERS_SCHEMA
+
+    return LEDGERS_SCHEMA.append(pa.field("findings", _findings_type()))
+
+
+def audit_frames(
+    spark: SparkSession, inventory: DataFrame, bookies: Sequence[str], metadata: dict[tuple[int, int], bytes] | None
+) -> tuple[DataFrame, DataFrame]:
+    """`(findings, ledgers)` of the inventory against `metadata` (each ledger's
+    metadata as its znode bytes, by `(scope, ledger)`), or without it what the
+    copies alone tell; the same rows as `bkcodec.cluster.audit`."""
+    from pyspark.sql import functions as F
+
+    ledger_schema = _ledger_schema()
+    bookies = list(bookies)
+    # A bookie with a file that could not be read is incomplete for every ledger.
+    unreadable = inventory.where(F.col("verdict") == "unreadable").select("bookie_id").distinct()
+    incomplete = [r["bookie_id"] for r in unreadable.collect()]
+    inventory = inventory.where(F.col("ledger_id").isNotNull())
+    keys = spark.createDataFrame(
+        [(s, l, data) for (s, l), data in (metadata or {}).items()],
+        "scope_id long, ledger_id long, znode binary",
+    )
+    with_metadata = metadata is not None
+
+    def audit_ledger(copies: pa.Table, znodes: pa.Table) -> pa.Table:
+        from bkcodec import decode_ledger_metadata
+        from bkcodec._bkcodec import cluster_audit
+
+        md = None
+        if with_metadata:
+            md = {}
+            for r in znodes.to_pylist():
+                md[(r["scope_id"], r["ledger_id"])] = decode_ledger_metadata(r["znode"])
+        if copies.num_rows:
+            copies = copies.cast(_inventory_schema())
+        findings, ledgers, _ = cluster_audit([copies], bookies=bookies, metadata=md, incomplete=incomplete)
+        nested = {}
+        for f in findings.to_pylist():
+            key = (f.pop("scope_id"), f.pop("ledger_id"))
+            nested.setdefault(key, []).append(f)
+        column = [nested.get((s, l), []) for s, l in zip(ledgers.column("scope_id").to_pylist(), ledgers.column("ledger_id").to_pylist())]
+        return ledgers.append_column(pa.field("findings", _findings_type()), pa.array(column, _findings_type())).cast(ledger_schema)
+
+    grouped = inventory.groupBy("scope_id", "ledger_id").cogroup(keys.groupBy("scope_id", "ledger_id"))
+    ledgers = grouped.applyInArrow(audit_ledger, spark_schema(ledger_schema))
+    findings = ledgers.select(
+        "scope_id", "ledger_id", F.explode("findings").alias("f")
+    ).select("scope_id", "ledger_id", "f.first_entry", "f.last_entry", "f.entries", "f.status", "f.bookies")
+    return findings, ledgers.drop("findings")
