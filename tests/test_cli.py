@@ -808,7 +808,8 @@ def test_demo_try_lines_run_in_a_fresh_shell(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     suggested = lines[lines.index("try:") + 1 :]
-    assert len(suggested) == 3
+    assert len(suggested) == 5
     for line in suggested:
         done = subprocess.run(shlex.split(line), capture_output=True, text=True, env=env, timeout=120)
-        assert done.returncode == 0, (line, done.stderr)
+        # The audit of the simulated cluster finds its planted data at risk: exit 1.
+        assert done.returncode == (1 if " audit " in line else 0), (line, done.stderr)

@@ -175,19 +175,32 @@ def inventory(
     return pa.RecordBatchReader.from_batches(schema, batches())
 
 
-def read_inventory_file(path: _Path) -> pa.Table:
-    """An inventory written to Parquet (or Arrow IPC), with its bookie id."""
+#: What the audit reads of an inventory.
+AUDIT_COLUMNS = ("bookie_id", "scope_id", "ledger_id", "entry_id", "last_add_confirmed", "verdict", "payload_hash")
+
+
+def read_inventory_file(path: _Path, columns: Sequence[str] | None = None) -> tuple[str, pa.RecordBatchReader]:
+    """An inventory written to Parquet (or Arrow IPC) as `(bookie id, stream of
+    batches)`, only `columns` when given: an audit of many large inventories holds
+    one batch of each at a time."""
     import pyarrow.parquet as pq
 
     path = Path(os.fspath(path))
+    key = INVENTORY_BOOKIE_ID_KEY.encode()
     if path.suffix.lower() in (".arrow", ".feather", ".ipc"):
-        with pa.memory_map(str(path)) as source:
-            table = pa.ipc.open_file(source).read_all()
+        source = pa.memory_map(str(path))
+        ipc = pa.ipc.open_file(source)
+        schema = ipc.schema
+        batches = (ipc.get_batch(i) for i in range(ipc.num_record_batches))
     else:
-        table = pq.read_table(path)
-    if INVENTORY_BOOKIE_ID_KEY.encode() not in (table.schema.metadata or {}):
+        parquet = pq.ParquetFile(path)
+        schema = parquet.schema_arrow
+        batches = parquet.iter_batches(batch_size=65536, columns=list(columns) if columns else None)
+    if key not in (schema.metadata or {}):
         raise ValueError(f"{path}: not a bkcodec inventory (no {INVENTORY_BOOKIE_ID_KEY} in its schema)")
-    return table
+    wanted = pa.schema([schema.field(c) for c in columns]) if columns else schema
+    selected = (b.select(list(columns)) if columns else b for b in batches)
+    return schema.metadata[key].decode(), pa.RecordBatchReader.from_batches(wanted, selected)
 
 
 @dataclass
@@ -226,8 +239,7 @@ def inventories(
     for given in inputs:
         path = Path(os.fspath(given))
         if _is_inventory_file(path):
-            table = read_inventory_file(path)
-            out.append((table.schema.metadata[INVENTORY_BOOKIE_ID_KEY.encode()].decode(), table))
+            out.append(read_inventory_file(path, AUDIT_COLUMNS))
         elif path.is_dir():
             reader = inventory(path, metadata=metadata, notes=notes, **options)
             out.append((reader.schema.metadata[INVENTORY_BOOKIE_ID_KEY.encode()].decode(), reader))

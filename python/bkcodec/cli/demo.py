@@ -119,10 +119,15 @@ def run(args: argparse.Namespace, out: Output) -> int:
             export_arrow.print_result(out, dataset)
             _print_parquet_summary(out, Path(parquet["output"]))
 
+        section("5. The cluster: bkcodec audit", f"{root_dir / 'cluster'} (five bookies, one left out)")
+        cluster_check, cluster_result = _cluster_step(root_dir / "cluster", out)
+        check_ok = check_ok and cluster_check
+
         if out.json_mode:
             out.json(
                 {
                     "dir": str(root_dir),
+                    "cluster": cluster_result,
                     "kept": not remove,
                     "sample": sample.to_json(),
                     "inspect": inspected,
@@ -148,10 +153,50 @@ def run(args: argparse.Namespace, out: Output) -> int:
                 out.line(f"  {bkcodec} dump {bookie / sample.damage[0].file if sample.damage else bookie} --ledger 1 --entry 2:5")
                 out.line(f"  {bkcodec} ledger-id 00000000-0000-0005-0000-000000000007 --ledger-dir {sample.ledger_dir}")
                 out.line(f"  {python} -c \"import pyarrow.parquet as pq; print(pq.read_table('{parquet['output']}'))\"")
+                audited = " ".join(cluster_result["inputs"])
+                out.line(f"  {bkcodec} audit {audited} --metadata {cluster_result['metadata']} --json")
+                out.line(f"  {bkcodec} recover {audited} --ledger 5 --metadata {cluster_result['metadata']} --to {root_dir / 'ledger-5.parquet'}")
         return EXIT_OK if check_ok else EXIT_DAMAGE
     finally:
         if remove:
             shutil.rmtree(root_dir, ignore_errors=True)
+
+
+def _cluster_step(root: Path, out: Output) -> tuple[bool, dict[str, Any]]:
+    """A simulated cluster with planted faults, audited: the check is that the audit
+    reports exactly the findings planted."""
+    from .. import cluster
+    from ..cluster_sample import make_cluster
+    from .cluster_commands import _print_audit
+
+    sim = make_cluster(root)
+    inputs = [b.dir for b in sim.bookies if b.in_audit]
+    out.line(f"{len(sim.bookies)} bookies, {len(sim.ledgers)} ledgers; audited without {', '.join(sim.left_out)}; planted:")
+    for f in sim.faults:
+        out.line(f"  ledger {f.ledger_id}: {f.description}")
+    result = cluster.audit(inputs, metadata=sim.metadata_dir)
+    if not out.json_mode:
+        _print_audit(out, result, with_metadata=True)
+    key = lambda f: (f["scope_id"], f["ledger_id"], f["first_entry"], f["last_entry"], f["status"], tuple(f["bookies"]))  # noqa: E731
+    expected = {key(f) for f in sim.to_json()["expected_findings"]}
+    found = {key(f) for f in result.findings.to_pylist()}
+    ok = expected == found
+    out.line()
+    if ok:
+        out.line(f"check: the audit found exactly the {len(expected)} planted findings, nothing else")
+    else:
+        out.line("check FAILED: the audit did not find exactly the planted findings")
+        for k in sorted(expected - found):
+            out.line(f"  missed: {k}")
+        for k in sorted(found - expected):
+            out.line(f"  unexpected: {k}")
+    summary = {
+        "ok": ok,
+        "inputs": [str(p) for p in inputs],
+        "metadata": str(sim.metadata_dir),
+        "findings": result.findings.to_pylist(),
+    }
+    return ok, summary
 
 
 def _runnable(name: str) -> str:

@@ -181,12 +181,12 @@ impl Audit {
         let column = |name: &str| {
             batch.column_by_name(name).ok_or_else(|| Error::invalid_argument(format!("an inventory has a column `{name}`")))
         };
-        let bookie = column("bookie_id")?.as_string_opt::<i32>().ok_or_else(|| Error::invalid_argument("bookie_id is a string column"))?;
+        let bookie = Texts::of(column("bookie_id")?, "bookie_id")?;
         let int = |name: &str| -> Result<&arrow_array::Int64Array> {
             column(name)?.as_primitive_opt::<Int64Type>().ok_or_else(|| Error::invalid_argument(format!("{name} is an int64 column")))
         };
         let (scope, ledger, entry, lac) = (int("scope_id")?, int("ledger_id")?, int("entry_id")?, int("last_add_confirmed")?);
-        let verdict = column("verdict")?.as_string_opt::<i32>().ok_or_else(|| Error::invalid_argument("verdict is a string column"))?;
+        let verdict = Texts::of(column("verdict")?, "verdict")?;
         let hash = column("payload_hash")?
             .as_primitive_opt::<Int64Type>()
             .ok_or_else(|| Error::invalid_argument("payload_hash is an int64 column"))?;
@@ -271,6 +271,34 @@ impl Audit {
             }
         }
         out.finish()
+    }
+}
+
+/// A text column as an inventory has it: a dictionary (as written), or plain
+/// strings (as Spark and other writers give it back).
+enum Texts<'a> {
+    Plain(&'a arrow_array::StringArray),
+    Coded(&'a arrow_array::Int32Array, &'a arrow_array::StringArray),
+}
+
+impl<'a> Texts<'a> {
+    fn of(array: &'a ArrayRef, name: &str) -> Result<Texts<'a>> {
+        if let Some(plain) = array.as_string_opt::<i32>() {
+            return Ok(Texts::Plain(plain));
+        }
+        if let Some(coded) = array.as_dictionary_opt::<arrow_array::types::Int32Type>() {
+            if let Some(values) = coded.values().as_string_opt::<i32>() {
+                return Ok(Texts::Coded(coded.keys(), values));
+            }
+        }
+        Err(Error::invalid_argument(format!("{name} is a string column (or a dictionary of strings)")))
+    }
+
+    fn value(&self, i: usize) -> &'a str {
+        match self {
+            Texts::Plain(a) => a.value(i),
+            Texts::Coded(keys, values) => values.value(keys.value(i) as usize),
+        }
     }
 }
 
@@ -814,7 +842,16 @@ mod tests {
             nulls_b.clone(),
             nulls_b,
         ];
-        RecordBatch::try_new(inventory_schema(), columns).unwrap()
+        // Plain strings where the inventory writes dictionaries: as Spark gives them back.
+        let fields: Vec<Field> = inventory_schema()
+            .fields()
+            .iter()
+            .map(|f| match f.data_type() {
+                DataType::Dictionary(_, _) => Field::new(f.name(), DataType::Utf8, f.is_nullable()),
+                _ => f.as_ref().clone(),
+            })
+            .collect();
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap()
     }
 
     fn metadata(e: i32, qw: i32, qa: i32, ensembles: &[(i64, &[&str])], state: LedgerState, last: i64) -> LedgerMetadata {

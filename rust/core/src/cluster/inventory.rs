@@ -3,7 +3,8 @@
 //! bookie's files cannot (tens of bytes a copy: ids, verdict, a hash of the payload).
 //!
 //! The rows come from the file readers themselves, payloads as views into the read
-//! window (no copy), hashed with XXH3-64 (kept as a signed bit pattern). Each entry-log copy says whether the
+//! window (no copy), hashed with XXH3-64 (kept as a signed bit pattern; the
+//! `twox-hash` build chooses AVX2 at run time, 3x the portable one). Each entry-log copy says whether the
 //! bookie's index points at it; each copy carries its ledger's state as the
 //! bookie's ledger index knows it (fenced, limbo). A file that cannot be read gives
 //! one `unreadable` row naming it, so an audit knows that bookie was not seen whole.
@@ -12,14 +13,16 @@ use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use arrow_array::builder::{BooleanBuilder, Int64Builder, StringBuilder};
+use arrow_array::builder::Int64Builder;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
-use arrow_array::{Array, ArrayRef, BinaryViewArray, BooleanArray, Int64Array, RecordBatch, StringArray};
+use arrow_array::{Array, ArrayRef, BinaryViewArray, BooleanArray, DictionaryArray, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use xxhash_rust::xxh3::xxh3_64;
+
+use twox_hash::XxHash3_64;
 
 use crate::arrow::{BatchStream, EntryLogBatchReader, FileScanOptions, JournalBatchReader};
+use crate::digest::DigestType;
 use crate::error::{Error, Result};
 
 /// What a copy's digest says.
@@ -88,25 +91,31 @@ impl CopySource {
 /// inventory still says which bookie was looked at).
 pub const BOOKIE_ID_METADATA_KEY: &str = "bkcodec.bookie_id";
 
+/// Text columns whose values repeat (a bookie id, a file name, a verdict): a
+/// dictionary each, so a row costs a key, not a copy of the text.
+fn labels() -> DataType {
+    DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
+}
+
 /// The inventory's columns.
 pub fn inventory_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
-        Field::new("bookie_id", DataType::Utf8, false),
+        Field::new("bookie_id", labels(), false),
         Field::new("scope_id", DataType::Int64, true),
         Field::new("ledger_id", DataType::Int64, true),
         Field::new("entry_id", DataType::Int64, true),
         Field::new("last_add_confirmed", DataType::Int64, true),
         Field::new("length", DataType::Int64, true),
-        Field::new("digest_type", DataType::Utf8, true),
-        Field::new("verdict", DataType::Utf8, false),
+        Field::new("digest_type", labels(), true),
+        Field::new("verdict", labels(), false),
         Field::new("error_kind", DataType::Utf8, true),
         Field::new("error", DataType::Utf8, true),
         Field::new("payload_size", DataType::Int64, true),
         // XXH3-64 as a signed bit pattern, as ids are: Spark and Parquet readers
         // without unsigned types keep it whole.
         Field::new("payload_hash", DataType::Int64, true),
-        Field::new("source", DataType::Utf8, false),
-        Field::new("file", DataType::Utf8, false),
+        Field::new("source", labels(), false),
+        Field::new("file", labels(), false),
         Field::new("offset", DataType::Int64, true),
         Field::new("indexed", DataType::Boolean, true),
         Field::new("ledger_indexed", DataType::Boolean, true),
@@ -208,102 +217,108 @@ pub struct InventoryContext {
     pub ledgers: Option<Arc<HashMap<(i64, i64), LedgerFlags>>>,
 }
 
-/// Builds the inventory rows of one reader batch.
-struct RowsBuilder {
-    bookie_id: StringBuilder,
-    scope_id: Int64Builder,
-    ledger_id: Int64Builder,
-    entry_id: Int64Builder,
-    lac: Int64Builder,
-    length: Int64Builder,
-    digest_type: StringBuilder,
-    verdict: StringBuilder,
-    error_kind: StringBuilder,
-    error: StringBuilder,
-    payload_size: Int64Builder,
-    payload_hash: Int64Builder,
-    source: StringBuilder,
-    file: StringBuilder,
-    offset: Int64Builder,
-    indexed: BooleanBuilder,
-    ledger_indexed: BooleanBuilder,
-    fenced: BooleanBuilder,
-    limbo: BooleanBuilder,
+/// The columns of a batch of inventory rows, in schema order, from the per-row
+/// values that are not the reader's own columns.
+struct Columns {
+    bookie_id: String,
+    source: CopySource,
+    file: String,
 }
 
-impl RowsBuilder {
-    fn new(rows: usize) -> Self {
-        RowsBuilder {
-            bookie_id: StringBuilder::with_capacity(rows, rows * 16),
-            scope_id: Int64Builder::with_capacity(rows),
-            ledger_id: Int64Builder::with_capacity(rows),
-            entry_id: Int64Builder::with_capacity(rows),
-            lac: Int64Builder::with_capacity(rows),
-            length: Int64Builder::with_capacity(rows),
-            digest_type: StringBuilder::with_capacity(rows, rows * 6),
-            verdict: StringBuilder::with_capacity(rows, rows * 8),
-            error_kind: StringBuilder::new(),
-            error: StringBuilder::new(),
-            payload_size: Int64Builder::with_capacity(rows),
-            payload_hash: Int64Builder::with_capacity(rows),
-            source: StringBuilder::with_capacity(rows, rows * 9),
-            file: StringBuilder::with_capacity(rows, rows * 32),
-            offset: Int64Builder::with_capacity(rows),
-            indexed: BooleanBuilder::with_capacity(rows),
-            ledger_indexed: BooleanBuilder::with_capacity(rows),
-            fenced: BooleanBuilder::with_capacity(rows),
-            limbo: BooleanBuilder::with_capacity(rows),
-        }
+impl Columns {
+    fn constant(&self, value: &str, rows: usize) -> ArrayRef {
+        let keys = Int32Array::from(vec![0; rows]);
+        Arc::new(DictionaryArray::new(keys, Arc::new(StringArray::from(vec![value]))))
     }
 
-    fn finish(mut self) -> Result<RecordBatch> {
+    fn coded(keys: Int32Array, values: Vec<&str>) -> ArrayRef {
+        Arc::new(DictionaryArray::new(keys, Arc::new(StringArray::from(values))))
+    }
+
+    /// `ids`: scope, ledger, entry, LAC, length; `text`: error kind and error.
+    #[allow(clippy::too_many_arguments)]
+    fn batch(
+        &self,
+        rows: usize,
+        ids: [ArrayRef; 5],
+        digest_type: Int32Array,
+        verdict: Int32Array,
+        text: [ArrayRef; 2],
+        payload: [ArrayRef; 2],
+        offset: ArrayRef,
+        flags: [ArrayRef; 4],
+    ) -> Result<RecordBatch> {
+        let [scope, ledger, entry, lac, length] = ids;
+        let [error_kind, error] = text;
+        let [size, hash] = payload;
+        let [indexed, ledger_indexed, fenced, limbo] = flags;
         let columns: Vec<ArrayRef> = vec![
-            Arc::new(self.bookie_id.finish()),
-            Arc::new(self.scope_id.finish()),
-            Arc::new(self.ledger_id.finish()),
-            Arc::new(self.entry_id.finish()),
-            Arc::new(self.lac.finish()),
-            Arc::new(self.length.finish()),
-            Arc::new(self.digest_type.finish()),
-            Arc::new(self.verdict.finish()),
-            Arc::new(self.error_kind.finish()),
-            Arc::new(self.error.finish()),
-            Arc::new(self.payload_size.finish()),
-            Arc::new(self.payload_hash.finish()),
-            Arc::new(self.source.finish()),
-            Arc::new(self.file.finish()),
-            Arc::new(self.offset.finish()),
-            Arc::new(self.indexed.finish()),
-            Arc::new(self.ledger_indexed.finish()),
-            Arc::new(self.fenced.finish()),
-            Arc::new(self.limbo.finish()),
+            self.constant(&self.bookie_id, rows),
+            scope,
+            ledger,
+            entry,
+            lac,
+            length,
+            Self::coded(digest_type, DigestType::ALL.iter().map(|d| d.name()).collect()),
+            Self::coded(verdict, Verdict::ALL.iter().map(|v| v.as_str()).collect()),
+            error_kind,
+            error,
+            size,
+            hash,
+            self.constant(self.source.as_str(), rows),
+            self.constant(&self.file, rows),
+            offset,
+            indexed,
+            ledger_indexed,
+            fenced,
+            limbo,
         ];
-        RecordBatch::try_new(inventory_schema(), columns).map_err(|e| Error::invalid_argument(format!("assembling an inventory batch: {e}")))
+        RecordBatch::try_new(inventory_schema(), columns)
+            .map_err(|e| Error::invalid_argument(format!("assembling an inventory batch: {e}")))
     }
 
-    fn unreadable(&mut self, context: &InventoryContext, source: CopySource, file: &str, error: &Error) {
-        self.bookie_id.append_value(&context.bookie_id);
-        for b in [&mut self.scope_id, &mut self.ledger_id, &mut self.entry_id, &mut self.lac, &mut self.length] {
-            b.append_null();
-        }
-        self.digest_type.append_null();
-        self.verdict.append_value(Verdict::Unreadable.as_str());
-        self.error_kind.append_value(error.kind.as_str());
-        self.error.append_value(error.to_string());
-        self.payload_size.append_null();
-        self.payload_hash.append_null();
-        self.source.append_value(source.as_str());
-        self.file.append_value(file);
-        self.offset.append_option((error.offset > 0).then_some(error.offset as i64));
-        for b in [&mut self.indexed, &mut self.ledger_indexed, &mut self.fenced, &mut self.limbo] {
-            b.append_null();
-        }
+    /// The one row of a file that could not be read.
+    fn unreadable(&self, error: &Error) -> Result<RecordBatch> {
+        let nulls = || Arc::new(Int64Array::new_null(1)) as ArrayRef;
+        let no_flag = || Arc::new(BooleanArray::new_null(1)) as ArrayRef;
+        self.batch(
+            1,
+            [nulls(), nulls(), nulls(), nulls(), nulls()],
+            Int32Array::new_null(1),
+            Int32Array::from(vec![Verdict::Unreadable as i32]),
+            [Arc::new(StringArray::from(vec![error.kind.as_str()])), Arc::new(StringArray::from(vec![error.to_string()]))],
+            [nulls(), nulls()],
+            Arc::new(Int64Array::from(vec![(error.offset > 0).then_some(error.offset as i64)])),
+            [no_flag(), no_flag(), no_flag(), no_flag()],
+        )
     }
+}
+
+/// The rows `rows` of `a` (all of it, shared, when `rows` is `None`).
+fn select<A: Array + Clone + 'static>(a: &A, rows: Option<&[usize]>, pick: impl Fn(&A, &[usize]) -> A) -> ArrayRef {
+    match rows {
+        None => Arc::new(a.clone()),
+        Some(r) => Arc::new(pick(a, r)),
+    }
+}
+
+fn pick_i64(a: &Int64Array, rows: &[usize]) -> Int64Array {
+    rows.iter().map(|&i| a.is_valid(i).then(|| a.value(i))).collect()
+}
+
+fn pick_str(a: &StringArray, rows: &[usize]) -> StringArray {
+    rows.iter().map(|&i| a.is_valid(i).then(|| a.value(i))).collect()
+}
+
+/// The position in `DigestType::ALL` of a digest type's name.
+fn digest_code(name: &str) -> Option<i32> {
+    DigestType::ALL.iter().position(|d| d.name() == name).map(|p| p as i32)
 }
 
 /// The inventory rows of one batch of an entry-log or journal reader (read with
 /// `payload="binary_view"` and `on_error="flag"`): its entries, and its damaged
-/// records whose ids survive. Journal meta records and damage without ids give none.
+/// records whose ids survive. Journal meta records and damage without ids give
+/// none. Columns the reader has are shared, not copied, when every row is kept.
 pub fn copies_of_batch(batch: &RecordBatch, source: CopySource, file: &str, context: &InventoryContext) -> Result<RecordBatch> {
     let scope = int64_column(batch, "scope_id")?;
     let ledger = int64_column(batch, "ledger_id")?;
@@ -313,32 +328,40 @@ pub fn copies_of_batch(batch: &RecordBatch, source: CopySource, file: &str, cont
     let offset = int64_column(batch, "offset")?;
     let location = batch.column_by_name("location").and_then(|c| c.as_primitive_opt::<Int64Type>());
     let string = |name: &str| -> Option<&StringArray> { batch.column_by_name(name).and_then(|c| c.as_string_opt::<i32>()) };
-    let digest_type = string("digest_type");
-    let error_kind = string("error_kind");
-    let error_text = string("error");
-    let record_type = string("record_type");
-    let digest_ok = batch.column_by_name("digest_ok").and_then(|c| c.as_boolean_opt()).cloned();
-    let digest_ok: Option<BooleanArray> = digest_ok;
-    let payload: Option<&BinaryViewArray> = batch.column_by_name("payload").and_then(|c| c.as_binary_view_opt());
-    let payload = payload.ok_or_else(|| Error::invalid_argument("an inventory reads batches with a binary_view payload column"))?;
+    let (digest_type, error_kind, error_text, record_type) =
+        (string("digest_type"), string("error_kind"), string("error"), string("record_type"));
+    let digest_ok: Option<&BooleanArray> = batch.column_by_name("digest_ok").and_then(|c| c.as_boolean_opt());
+    let payload: &BinaryViewArray = batch
+        .column_by_name("payload")
+        .and_then(|c| c.as_binary_view_opt())
+        .ok_or_else(|| Error::invalid_argument("an inventory reads batches with a binary_view payload column"))?;
 
-    let mut out = RowsBuilder::new(batch.num_rows());
-    for i in 0..batch.num_rows() {
-        if ledger.is_null(i) || entry.is_null(i) {
-            continue;
+    // Rows with ids, and for journals only entries (and damage that kept its ids).
+    let kept = |i: usize| {
+        ledger.is_valid(i)
+            && entry.is_valid(i)
+            && entry.value(i) >= 0
+            && record_type.is_none_or(|t| t.is_null(i) || matches!(t.value(i), "entry" | "damage"))
+    };
+    let n = batch.num_rows();
+    let selection: Option<Vec<usize>> = if (0..n).all(kept) { None } else { Some((0..n).filter(|&i| kept(i)).collect()) };
+    let rows: Vec<usize>;
+    let each: &[usize] = match &selection {
+        Some(r) => r,
+        None => {
+            rows = (0..n).collect();
+            &rows
         }
-        if let Some(types) = record_type {
-            if types.is_valid(i) && !matches!(types.value(i), "entry" | "damage") {
-                continue; // a journal's ledger key, fence or explicit LAC
-            }
-        }
-        let entry_id = entry.value(i);
-        if entry_id < 0 {
-            continue;
-        }
-        let scope_id = if scope.is_null(i) { 0 } else { scope.value(i) };
-        let ledger_id = ledger.value(i);
-        let ok = digest_ok.as_ref().and_then(|d| d.is_valid(i).then(|| d.value(i)));
+    };
+    let sel = selection.as_deref();
+    let count = each.len();
+
+    let mut verdicts = Vec::with_capacity(count);
+    let mut digest_codes = Vec::with_capacity(count);
+    let mut sizes = Int64Builder::with_capacity(count);
+    let mut hashes = Int64Builder::with_capacity(count);
+    for &i in each {
+        let ok = digest_ok.and_then(|d| d.is_valid(i).then(|| d.value(i)));
         let error = error_kind.and_then(|e| e.is_valid(i).then(|| e.value(i)));
         let verdict = match (ok, error) {
             (Some(true), _) => Verdict::Verified,
@@ -346,49 +369,68 @@ pub fn copies_of_batch(batch: &RecordBatch, source: CopySource, file: &str, cont
             (None, Some(_)) => Verdict::Damaged,
             (None, None) => Verdict::Unchecked,
         };
-        out.bookie_id.append_value(&context.bookie_id);
-        out.scope_id.append_value(scope_id);
-        out.ledger_id.append_value(ledger_id);
-        out.entry_id.append_value(entry_id);
-        out.lac.append_option(lac.is_valid(i).then(|| lac.value(i)));
-        out.length.append_option(length.is_valid(i).then(|| length.value(i)));
-        out.digest_type.append_option(digest_type.and_then(|d| d.is_valid(i).then(|| d.value(i))));
-        out.verdict.append_value(verdict.as_str());
-        out.error_kind.append_option(error);
-        out.error.append_option(error_text.and_then(|e| e.is_valid(i).then(|| e.value(i))));
-        if payload.is_valid(i) && matches!(verdict, Verdict::Verified | Verdict::Unchecked | Verdict::Failed) {
+        verdicts.push(verdict as i32);
+        digest_codes.push(digest_type.and_then(|d| d.is_valid(i).then(|| d.value(i))).and_then(digest_code));
+        if payload.is_valid(i) && verdict != Verdict::Damaged {
             let bytes = payload.value(i);
-            out.payload_size.append_value(bytes.len() as i64);
-            out.payload_hash.append_value(xxh3_64(bytes) as i64);
+            sizes.append_value(bytes.len() as i64);
+            hashes.append_value(XxHash3_64::oneshot(bytes) as i64);
         } else {
-            out.payload_size.append_null();
-            out.payload_hash.append_null();
-        }
-        out.source.append_value(source.as_str());
-        out.file.append_value(file);
-        out.offset.append_option(offset.is_valid(i).then(|| offset.value(i)));
-        let indexed = match (source, &context.index, location) {
-            (CopySource::EntryLog, Some(index), Some(loc)) if loc.is_valid(i) => {
-                Some(index.get(scope_id, ledger_id, entry_id) == Some(loc.value(i) as u64))
-            }
-            _ => None,
-        };
-        out.indexed.append_option(indexed);
-        match &context.ledgers {
-            Some(states) => {
-                let flags = states.get(&(scope_id, ledger_id));
-                out.ledger_indexed.append_value(flags.is_some());
-                out.fenced.append_option(flags.map(|f| f.fenced));
-                out.limbo.append_option(flags.map(|f| f.limbo));
-            }
-            None => {
-                out.ledger_indexed.append_null();
-                out.fenced.append_null();
-                out.limbo.append_null();
-            }
+            sizes.append_null();
+            hashes.append_null();
         }
     }
-    out.finish()
+    let scope_ids = match scope.null_count() {
+        0 => select(scope, sel, pick_i64),
+        // V1 entries have no scope: scope 0.
+        _ => Arc::new(each.iter().map(|&i| if scope.is_null(i) { 0 } else { scope.value(i) }).collect::<Int64Array>()),
+    };
+    let text = |a: Option<&StringArray>| match a {
+        Some(a) => select(a, sel, pick_str),
+        None => Arc::new(StringArray::new_null(count)) as ArrayRef,
+    };
+    let indexed: ArrayRef = match (source, &context.index, location) {
+        (CopySource::EntryLog, Some(index), Some(loc)) => Arc::new(
+            each.iter()
+                .map(|&i| {
+                    let s = if scope.is_null(i) { 0 } else { scope.value(i) };
+                    loc.is_valid(i).then(|| index.get(s, ledger.value(i), entry.value(i)) == Some(loc.value(i) as u64))
+                })
+                .collect::<BooleanArray>(),
+        ),
+        _ => Arc::new(BooleanArray::new_null(count)),
+    };
+    let [ledger_indexed, fenced, limbo]: [ArrayRef; 3] = match &context.ledgers {
+        Some(states) => {
+            let flags: Vec<Option<&LedgerFlags>> = each
+                .iter()
+                .map(|&i| states.get(&(if scope.is_null(i) { 0 } else { scope.value(i) }, ledger.value(i))))
+                .collect();
+            [
+                Arc::new(flags.iter().map(|f| Some(f.is_some())).collect::<BooleanArray>()),
+                Arc::new(flags.iter().map(|f| f.map(|f| f.fenced)).collect::<BooleanArray>()),
+                Arc::new(flags.iter().map(|f| f.map(|f| f.limbo)).collect::<BooleanArray>()),
+            ]
+        }
+        None => [0, 0, 0].map(|_| Arc::new(BooleanArray::new_null(count)) as ArrayRef),
+    };
+    let columns = Columns { bookie_id: context.bookie_id.clone(), source, file: file.to_string() };
+    columns.batch(
+        count,
+        [
+            scope_ids,
+            select(ledger, sel, pick_i64),
+            select(entry, sel, pick_i64),
+            select(lac, sel, pick_i64),
+            select(length, sel, pick_i64),
+        ],
+        Int32Array::from(digest_codes),
+        Int32Array::from(verdicts),
+        [text(error_kind), text(error_text)],
+        [Arc::new(sizes.finish()), Arc::new(hashes.finish())],
+        select(offset, sel, pick_i64),
+        [indexed, ledger_indexed, fenced, limbo],
+    )
 }
 
 /// Streams the inventory of a list of files (a bookie's entry logs and journals, or
@@ -421,9 +463,7 @@ impl InventoryReader {
     }
 
     fn unreadable_row(&self, path: &str, source: CopySource, error: &Error) -> Result<RecordBatch> {
-        let mut rows = RowsBuilder::new(1);
-        rows.unreadable(&self.context, source, path, error);
-        rows.finish()
+        Columns { bookie_id: self.context.bookie_id.clone(), source, file: path.to_string() }.unreadable(error)
     }
 
     fn with_schema(&self, batch: RecordBatch) -> RecordBatch {
