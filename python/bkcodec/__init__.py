@@ -148,11 +148,15 @@ __all__ = [
     "storage_flags",
     "write_ledger_index",
     "write_location_index",
+    # paths as text: `file` columns and JSON spell a name that is not UTF-8 losslessly
+    "path_from_text",
+    "path_text",
 ]
 
 # Submodules: v2 wire frames, the metadata RPC messages, Apache Pulsar.
 from bkcodec import pulsar, rpc, wire  # noqa: E402
 from bkcodec.bookie import read_bookie  # noqa: E402
+from bkcodec.paths import path_from_text, path_text  # noqa: E402
 from bkcodec.index_db import (  # noqa: E402
     RocksDBUnavailableError,
     read_ledger_index,

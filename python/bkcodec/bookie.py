@@ -1,6 +1,10 @@
 """A whole bookie as one Arrow stream: `read_bookie` reads the files the core's
 discovery (`bookie_layout`) finds below a directory, one kind or entry logs and
-journals merged."""
+journals merged.
+
+The `file` column holds each row's path as `bkcodec.paths.path_text` writes it
+(lossless: a name that is not UTF-8 has its other bytes as `\\xNN`, backslashes
+doubled; `path_from_text` gives the path back)."""
 
 from __future__ import annotations
 
@@ -11,9 +15,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from bkcodec._bkcodec import BookieFile, bookie_layout, read_entry_log, read_index, read_journal
+from bkcodec._bkcodec import BookieFile, bookie_layout, read_entry_log, read_index, read_journal, reader_schema
+from bkcodec.paths import path_text
 
-__all__ = ["BOOKIE_KINDS", "aligned_batch", "merged_schema", "read_bookie", "read_bookie_files"]
+__all__ = ["BOOKIE_KINDS", "aligned_batch", "merged_schema", "read_bookie", "read_bookie_files", "unreadable_batch"]
 
 #: What `read_bookie(kind=...)` reads. `entries`: entry logs and journals merged.
 BOOKIE_KINDS = ("entries", "entry_log", "journal", "index", "location_index", "ledger_index")
@@ -43,14 +48,41 @@ def merged_schema(schemas: Sequence[pa.Schema]) -> pa.Schema:
     return pa.schema(fields + [merged.field(n).with_nullable(True) for n in names])
 
 
-def aligned_batch(batch: pa.RecordBatch, schema: pa.Schema, path: str, kind: str) -> pa.RecordBatch:
-    """A reader's batch in the merged schema: its file and kind first, absent columns null."""
+def aligned_batch(batch: pa.RecordBatch, schema: pa.Schema, path: str | os.PathLike[str], kind: str) -> pa.RecordBatch:
+    """A reader's batch in the merged schema: its file (as `path_text` writes it) and
+    kind first, absent columns null."""
     n = batch.num_rows
     names = set(batch.schema.names)
-    columns = [pa.repeat(pa.scalar(path, pa.string()), n), pa.repeat(pa.scalar(kind, pa.string()), n)]
+    columns = [pa.repeat(pa.scalar(path_text(path), pa.string()), n), pa.repeat(pa.scalar(kind, pa.string()), n)]
     for field in list(schema)[2:]:
         columns.append(batch.column(field.name) if field.name in names else pa.nulls(n, field.type))
     return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def unreadable_batch(schema: pa.Schema, path: str | os.PathLike[str], kind: str, err: OSError) -> pa.RecordBatch:
+    """One row for a file the operating system would not let be read (permissions, a
+    file gone since it was listed): its file and kind, `error_kind` `unreadable`
+    (neither clean nor damaged), the `error` saying why; every other column null."""
+    reason = err.strerror or str(err)
+    values: dict[str, Any] = {
+        "file": path_text(path),
+        "file_kind": kind,
+        "error": f"unreadable: {reason}",
+        "error_kind": "unreadable",
+    }
+    return pa.RecordBatch.from_pylist([{k: v for k, v in values.items() if k in schema.names}], schema=schema)
+
+
+def file_schema(f: BookieFile, options: dict[str, Any]) -> pa.Schema:
+    """The schema of a file's reader; the kind's when the file cannot be opened."""
+    try:
+        return _open(f, options).schema
+    except OSError:
+        if f.kind == "index":
+            return reader_schema("index")
+        flags = {k: options[k] for k in ("payload", "on_error") if options.get(k) is not None}
+        kind: Any = f.kind  # an entry log or a journal: the only kinds opened here
+        return reader_schema(kind, **flags)
 
 
 def read_bookie_files(files: Sequence[BookieFile], **options: Any) -> pa.RecordBatchReader:
@@ -61,13 +93,22 @@ def read_bookie_files(files: Sequence[BookieFile], **options: Any) -> pa.RecordB
     first: dict[str, BookieFile] = {}
     for f in files:
         first.setdefault(f.kind, f)
-    schema = merged_schema([_open(f, options).schema for f in first.values()])
+    schema = merged_schema([file_schema(f, options) for f in first.values()])
+    flag = options.get("on_error", "flag") == "flag" and "error_kind" in schema.names
 
     def batches() -> Iterator[pa.RecordBatch]:
         for f in files:
-            path = os.fspath(f.path)
-            for batch in _open(f, options):
-                yield aligned_batch(batch, schema, path, f.kind)
+            try:
+                reader = _open(f, options)
+            except OSError as err:
+                # Unreadable is neither clean nor damaged: one row says so, the
+                # other files are still read.
+                if not flag:
+                    raise
+                yield unreadable_batch(schema, f.path, f.kind, err)
+                continue
+            for batch in reader:
+                yield aligned_batch(batch, schema, f.path, f.kind)
 
     return pa.RecordBatchReader.from_batches(schema, batches())
 
@@ -82,9 +123,8 @@ def _database_rows(dbs: Sequence[Any], kind: str, options: dict[str, Any]) -> pa
 
     def batches() -> Iterator[pa.RecordBatch]:
         for db in dbs:
-            path = os.fspath(db.path)
             for batch in read(db.path, **allowed):
-                yield aligned_batch(batch, schema, path, "rocksdb")
+                yield aligned_batch(batch, schema, db.path, "rocksdb")
 
     return pa.RecordBatchReader.from_batches(schema, batches())
 

@@ -250,6 +250,14 @@ def inventories(
     return out
 
 
+def _row_count(path: _Path) -> int:
+    """An inventory file's rows, from its footer (Parquet) or none (Arrow)."""
+    import pyarrow.parquet as pq
+
+    path = Path(os.fspath(path))
+    return pq.ParquetFile(path).metadata.num_rows if path.suffix.lower() in (".parquet", ".pq") else 0
+
+
 def audit(inputs: Sequence[_Path], *, metadata: _Path | dict | None = None, **options: Any) -> AuditResult:
     """Audits bookie directories and/or inventory files against `metadata` (a dump
     directory, or a mapping of ledger id or `(scope, ledger)` to LedgerMetadata);
@@ -261,7 +269,10 @@ def audit(inputs: Sequence[_Path], *, metadata: _Path | dict | None = None, **op
     duplicates = {b for b in bookies if bookies.count(b) > 1}
     if duplicates:
         notes.append(f"bookie ids given more than once (their copies are merged): {', '.join(sorted(duplicates))}")
-    findings, ledgers, problems = cluster_audit([inv for _, inv in found], bookies=bookies, metadata=metadata)
+    expected = sum(_row_count(p) for p in inputs if _is_inventory_file(Path(os.fspath(p))))
+    findings, ledgers, problems = cluster_audit(
+        [inv for _, inv in found], bookies=bookies, metadata=metadata, expected_copies=expected
+    )
     notes.extend(f"metadata not read: {p}" for p in problems)
     return AuditResult(findings, ledgers, list(dict.fromkeys(bookies)), notes)
 

@@ -43,6 +43,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from bkcodec.paths import escape_surrogates, path_text
+
 from bkcodec._bkcodec import (
     STORAGE_FLAGS_KEY,
     BookKeeperFormatError,
@@ -537,13 +539,17 @@ def _scoped(db: Any, rdict: Any, kind: str) -> bool:
 
 def is_database_error(error: str | None, path: str | os.PathLike[str]) -> bool:
     """Whether a flagged row's error is about the database at `path` as a whole
-    (it starts with the database's path) rather than about one key or value."""
-    return error is not None and error.startswith(f"{os.fspath(path)}: ")
+    (it starts with the database's path, as `path_text` writes it; `path` may be
+    that text already) rather than about one key or value."""
+    if error is None:
+        return False
+    return error.startswith(f"{path_text(path)}: ") or error.startswith(f"{os.fspath(path)}: ")
 
 
 def error_batch(schema: pa.Schema, message: str) -> pa.RecordBatch:
-    """One flagged row: the error, every other column null."""
-    return pa.RecordBatch.from_pylist([{"error": message}], schema=schema)
+    """One flagged row: the error, every other column null (bytes of a name that
+    were not UTF-8 spelled `\\xNN`, as Arrow strings must be UTF-8)."""
+    return pa.RecordBatch.from_pylist([{"error": escape_surrogates(message)}], schema=schema)
 
 
 def _database_message(path: Path, err: BaseException) -> str:
@@ -552,8 +558,9 @@ def _database_message(path: Path, err: BaseException) -> str:
     if isinstance(err, OSError) and err.strerror and err.filename is not None:
         where = "" if os.fspath(err.filename) == str(path) else f"{err.filename}: "
         text = f"{where}{err.strerror}"
-    text = " ".join(text.split())
-    return text if text.startswith(f"{path}: ") else f"{path}: {text}"
+    text = escape_surrogates(" ".join(text.split()))
+    where = path_text(path)
+    return text if text.startswith(f"{where}: ") else f"{where}: {text}"
 
 
 def _corrupt(path: str | os.PathLike[str], message: str) -> CorruptDataError:
@@ -776,6 +783,9 @@ class _Writer:
     def __init__(self, path: str | os.PathLike[str], role: str, flush: bool) -> None:
         rocksdict = _rocksdict()
         self.path = Path(path)
+        if self.path.exists() and not self.path.is_dir():
+            # RocksDB's own refusal is a bare Exception ("File exists").
+            raise FileExistsError(errno.EEXIST, "a file is there, not a RocksDB database (a directory)", str(self.path))
         self.flush = flush
         self.db = rocksdict.Rdict(str(self.path), bookkeeper_options(role))
         self.batch = rocksdict.WriteBatch(raw_mode=True)

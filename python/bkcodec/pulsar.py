@@ -16,6 +16,7 @@ those of docs/pulsar.md, as Pulsar's Java code writes them.
 
 from __future__ import annotations
 
+import numbers
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -28,6 +29,7 @@ from bkcodec._bkcodec import (
     bookie_layout,
     file_kind,
     load_ledger_metadata_dir,
+    pulsar_check_reader_options,
     pulsar_decode_managed_cursor_info,
     pulsar_decode_managed_ledger_info,
     pulsar_decode_messages,
@@ -36,6 +38,7 @@ from bkcodec._bkcodec import (
     read_entry_log,
     read_journal,
 )
+from bkcodec.paths import path_text
 
 if TYPE_CHECKING:
     import pyarrow
@@ -89,7 +92,10 @@ def decode_messages(
     through its compaction records, and rows carry their ``topic``. Chunks are
     reassembled within the call; chunks whose message is incomplete are flagged rows.
     ``payload`` is ``"binary"`` (copied), ``"binary_view"`` (views of the input's
-    buffers where a payload is stored uncompressed, no copy) or ``"none"``.
+    buffers where a payload is stored uncompressed, no copy) or ``"none"`` (then only
+    batches are decompressed). A payload declaring more than 256 MiB uncompressed is
+    a flagged row, not decompressed; rows outgrowing one batch (2 GiB of payloads)
+    raise ``ValueError`` as soon as they do.
     """
     return pulsar_decode_messages(
         entries,
@@ -251,12 +257,16 @@ def entry_batches(
     ledgers: Iterable[int] | None = None,
     exclude_ledgers: Iterable[int] | None = None,
     on_progress: Any = None,
+    on_unreadable: Any = None,
     **reader_options: Any,
 ) -> Iterator[pyarrow.RecordBatch]:
     """The entries of bookie files (``bookie_files()``), one reader at a time, with
     the columns the message decoder reads. ``ledgers`` keeps only those ledgers
     (damage that names no ledger is then left out); ``exclude_ledgers`` drops some.
-    ``on_progress(path, bytes_done)`` is called after each batch."""
+    ``on_progress(path, bytes_done)`` is called after each batch. A file the
+    operating system will not let be read (permissions, gone since it was listed)
+    raises its ``OSError``; with ``on_unreadable(path, error)`` it is reported there
+    instead and the other files are still read (unreadable is not damage)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -266,7 +276,13 @@ def entry_batches(
     options = dict(payload="binary", on_error="flag")
     options.update(reader_options)
     for path, kind in files:
-        reader = (read_entry_log if kind == "entry_log" else read_journal)(path, **options)
+        try:
+            reader = (read_entry_log if kind == "entry_log" else read_journal)(path, **options)
+        except OSError as err:
+            if on_unreadable is None:
+                raise
+            on_unreadable(path, err)
+            continue
         with reader:
             for batch in reader:
                 if on_progress is not None and batch.num_rows:
@@ -302,6 +318,7 @@ def read_messages(
     password: Any = b"",
     ledger_metadata: Any = None,
     on_progress: Any = None,
+    on_unreadable: Any = None,
 ) -> RecordBatchReader:
     """The messages of a bookie directory, entry log, journal (or several), or of any
     stream of entry rows (``bkcodec.read_entry_log``'s, ``read_journal``'s, or an Arrow
@@ -313,10 +330,24 @@ def read_messages(
     messages are left out, ``topic`` keeps one topic (its partitions included) and
     each ledger's digest is checked with its own metadata. ``ledgers`` keeps only
     those ledgers. Other options are the readers' (digests) and ``decode_messages``';
-    ``on_progress(path, bytes_done)`` follows the reading of files.
+    ``on_progress(path, bytes_done)`` follows the reading of files;
+    ``on_unreadable(path, error)`` is told of a file that cannot be read, and the
+    others are still read (without it, the error ends the stream).
+
+    Arguments are checked before anything is read: a bad one raises ``TypeError`` or
+    ``ValueError`` naming it (the files are read lazily, inside the stream, where it
+    would arrive as a failed stream instead).
     """
+    path_or_reader = _checked_source(path_or_reader)
+    keep = _ledger_ids(ledgers) if ledgers is not None else None
+    if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral):
+        raise TypeError(f"batch_size must be an int, not {type(batch_size).__name__}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+    # A directory of ledger metadata is read (and checked) once, by the readers.
+    in_memory = None if isinstance(ledger_metadata, (str, os.PathLike)) else ledger_metadata
+    pulsar_check_reader_options(digest_type=digest_type, password=password, ledger_metadata=in_memory)
     owners = ledger_owners
-    keep = set(ledgers) if ledgers is not None else None
     exclude: set[int] | None = None
     if metadata is not None:
         dump = Path(metadata)
@@ -365,9 +396,12 @@ def read_messages(
     reader_options = dict(digest_type=digest_type, password=password, ledger_metadata=ledger_metadata)
     if on_error == "raise":
         reader_options["on_error"] = "raise"
-    batches = entry_batches(files, ledgers=keep, exclude_ledgers=exclude, on_progress=on_progress, **reader_options)
+    batches = entry_batches(
+        files, ledgers=keep, exclude_ledgers=exclude, on_progress=on_progress, on_unreadable=on_unreadable, **reader_options
+    )
     stream = pa.RecordBatchReader.from_batches(_entry_schema(), batches)
-    where = ", ".join(str(p) for p in (path_or_reader if isinstance(path_or_reader, (list, tuple)) else [path_or_reader]))
+    sources = path_or_reader if isinstance(path_or_reader, (list, tuple)) else [path_or_reader]
+    where = ", ".join(path_text(p) for p in sources)
     return pulsar_read_messages(stream, source=f"{where} ({len(files)} files)", **common)
 
 
@@ -408,6 +442,39 @@ def _best_copy_batches(
             ],
             schema=schema,
         )
+
+
+_INT64 = range(-(1 << 63), 1 << 63)
+
+
+def _ledger_ids(ledgers: Any) -> set[int]:
+    """``ledgers`` as a set of ids, or the error naming the argument."""
+    if isinstance(ledgers, (str, bytes, bytearray)) or not isinstance(ledgers, Iterable):
+        raise TypeError(f"ledgers must be an iterable of ledger ids (int), not {type(ledgers).__name__}")
+    out = set()
+    for i in ledgers:
+        if isinstance(i, bool) or not isinstance(i, numbers.Integral):
+            raise TypeError(f"ledgers must hold ledger ids (int), not {type(i).__name__} ({i!r})")
+        if int(i) not in _INT64:
+            raise ValueError(f"ledgers: {i} is not a ledger id (a 64-bit signed integer)")
+        out.add(int(i))
+    return out
+
+
+def _checked_source(path_or_reader: Any) -> Any:
+    """An Arrow stream as it is, a path, or paths as a list; else the TypeError."""
+    if isinstance(path_or_reader, (str, os.PathLike)):
+        return path_or_reader
+    if hasattr(path_or_reader, "__arrow_c_stream__"):
+        return path_or_reader
+    what = "path_or_reader must be a path (str or os.PathLike), a list of paths or an Arrow stream of entries"
+    if isinstance(path_or_reader, (bytes, bytearray, memoryview)) or not isinstance(path_or_reader, Iterable):
+        raise TypeError(f"{what}, not {type(path_or_reader).__name__}")
+    paths = list(path_or_reader)
+    for p in paths:
+        if not isinstance(p, (str, os.PathLike)):
+            raise TypeError(f"{what}, not a list holding {type(p).__name__} ({p!r})")
+    return paths
 
 
 def _pa_strings(values: Sequence[str]) -> Any:

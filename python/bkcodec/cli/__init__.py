@@ -2,7 +2,9 @@
 
 A thin layer over the library: every command reads through `bkcodec.read_*` and
 prints tables for people or JSON (`--json`) for machines. Exit codes: 0 clean,
-1 damage found (verify, and the demo's own check), 2 usage or I/O error.
+1 damage found (verify, and the demo's own check), 2 usage or I/O error (a file
+or directory that cannot be read is reported as `unreadable` and the others are
+still checked; damage found too exits 1).
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Inspect, verify, dump and export Apache BookKeeper bookie files "
         "(entry logs, journals, index files, lastMark, lastId) and DbLedgerStorage's "
         "RocksDB indexes.",
-        epilog="Exit codes: 0 clean, 1 damage found, 2 usage or I/O error.",
+        epilog="Exit codes: 0 clean, 1 damage found, 2 usage or I/O error (a file or directory that "
+        "cannot be read is reported as unreadable, the others are still checked).",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     _add_common_options(parser, False)
@@ -85,8 +88,11 @@ def _version() -> str:
 
 
 def _error(message: str) -> int:
-    # One line, always: newlines inside messages would break `2>&1 | grep`.
-    print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)
+    from ..paths import display_text
+
+    # One line, always: newlines inside messages would break `2>&1 | grep`; names
+    # from the data in it are escaped.
+    print(f"{PROG}: error: {display_text(' '.join(message.split()))}", file=sys.stderr)
     return EXIT_USAGE
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import BookKeeperFormatError
+from ..paths import display_text, path_text
 from .discover import ENTRY_LOG, INDEX, JOURNAL, BookieFile, discover, find_bookie_files
-from .errors import EXIT_OK, CliError
+from .errors import EXIT_OK, EXIT_UNREADABLE, CliError, unreadable_reason
 from .output import Output, encode_payload, to_json
 from .ranges import add_ledger_option, mask, non_negative, parse_offset_range, parse_spans
 from .readers import add_digest_options, batches_with_progress, digest_options, file_size, open_reader
@@ -31,7 +32,9 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         "Given a bookie directory and --ledger, the index (DbLedgerStorage's locations "
         "database, or the ledgers' .idx files) says where the entries are and only those "
         "records are read (entry logs only: entries still only in the journal are not "
-        "there); --scan reads every file instead.",
+        "there); --scan reads every file instead. A file that cannot be read at all (a "
+        "wrecked header, permissions) is one row with its error and the others are still "
+        "dumped; an unreadable one makes the exit code 2.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="entry logs, journals, index files, or directories of them")
     add_ledger_option(p)
@@ -159,6 +162,7 @@ class TableWriter:
         self.widths: list[int] = []
 
     def rows(self, columns: list[str], rows: list[list[str]]) -> None:
+        rows = [[display_text(c) for c in r] for r in rows]
         new = self.columns != columns
         if new:
             self.columns = columns
@@ -204,6 +208,23 @@ def _index_batches(f: BookieFile, task, base: int):
     task.update(completed=base + file_size(f))
 
 
+class _Unreadable(Exception):
+    """A file's read failed in the operating system (not in what was printed)."""
+
+    def __init__(self, err: OSError) -> None:
+        super().__init__(str(err))
+        self.err = err
+
+
+def _read(batches):
+    """`batches`, with an OSError of their reading raised as _Unreadable: one from
+    writing the output (a closed pipe) is not the file's."""
+    try:
+        yield from batches
+    except OSError as err:
+        raise _Unreadable(err) from err
+
+
 def run(args: argparse.Namespace, out: Output) -> int:
     if args.ledger and not args.scan and args.offset is None and all(Path(p).is_dir() for p in args.paths):
         found = discover(args.paths, kinds=(ENTRY_LOG,), allow_databases=True)
@@ -221,39 +242,51 @@ def run(args: argparse.Namespace, out: Output) -> int:
     table = TableWriter(out)
     left = args.limit
     total = sum(file_size(f) for f in files)
+    unreadable = False
     with out.progress("dumping", total) as task:
         base = 0
         for f in files:
             if left is not None and left <= 0:
                 break
             if not out.json_mode and len(files) > 1:
-                out.stdout.write(f"\n==> {f.path} <==\n")
+                out.stdout.write("\n")
+                out.write_line(f"==> {f.path} <==")
                 table.columns = None
             try:
                 if f.kind == INDEX:
-                    batches = _index_batches(f, task, base)
+                    batches = _read(_index_batches(f, task, base))
                 else:
                     payload = "none" if args.payload == "none" else "binary"
-                    reader = open_reader(f, digests, verify=not args.no_verify, payload=payload, start=start, end=end)
-                    batches = batches_with_progress(reader, task, base)
+
+                    def scan(f: BookieFile = f, base: int = base, payload: str = payload):
+                        reader = open_reader(f, digests, verify=not args.no_verify, payload=payload, start=start, end=end)
+                        yield from batches_with_progress(reader, task, base)
+
+                    batches = _read(scan())
                 for batch in batches:
                     batch = _filter(batch, args)
                     if left is not None:
                         batch = batch.slice(0, left)
                         left -= batch.num_rows
                     if batch.num_rows:
-                        _print_batch(out, table, batch, str(f.path), args)
+                        _print_batch(out, table, batch, path_text(f.path), args)
                     if left is not None and left <= 0:
                         break
             except BookKeeperFormatError as err:
                 # A file unreadable as a whole (a wrecked header) is one flagged row, like
                 # damage inside a file; the files after it are still dumped.
-                _print_unreadable(out, str(f.path), err)
+                _print_unreadable(out, path_text(f.path), err)
+                if left is not None:
+                    left -= 1
+            except _Unreadable as err:
+                # One the operating system would not let be read: one row too, of its own kind.
+                _print_not_read(out, f, err.err)
+                unreadable = True
                 if left is not None:
                     left -= 1
             base += file_size(f)
             task.update(completed=base)
-    return EXIT_OK
+    return EXIT_UNREADABLE if unreadable else EXIT_OK
 
 
 def _print_unreadable(out: Output, path: str, err: Exception) -> None:
@@ -261,7 +294,17 @@ def _print_unreadable(out: Output, path: str, err: Exception) -> None:
     if out.json_mode:
         out.stdout.write(to_json({"file": path, "offset": getattr(err, "offset", None), "error": message}) + "\n")
     else:
-        out.stdout.write(f"error: {message}\n")
+        out.write_line(f"error: {message}")
+
+
+def _print_not_read(out: Output, f: BookieFile, err: OSError) -> None:
+    """A file the operating system would not let be read: `error_kind` `unreadable`."""
+    reason = unreadable_reason(err)
+    if out.json_mode:
+        row = {"file": path_text(f.path), "offset": None, "error": f"unreadable: {reason}", "error_kind": "unreadable"}
+        out.stdout.write(to_json(row) + "\n")
+    else:
+        out.write_line(f"error: unreadable: {reason}: {f.path}")
 
 
 def run_indexed(args: argparse.Namespace, out: Output, found: Any) -> int:
@@ -295,6 +338,7 @@ def run_indexed(args: argparse.Namespace, out: Output, found: Any) -> int:
     logs = sorted(wanted, key=lambda f: str(f.path))
     if not logs and not problems:
         print("bkcodec: the index holds no entries of the requested ledgers (--scan reads every file)", file=sys.stderr)
+    unreadable = False
     for log in logs:
         if left is not None and left <= 0:
             break
@@ -302,27 +346,37 @@ def run_indexed(args: argparse.Namespace, out: Output, found: Any) -> int:
         by_location = {r["location"]: r for r in rows}
         seen: set[int] = set()
         if not out.json_mode and len(logs) > 1:
-            out.stdout.write(f"\n==> {log.path} <==\n")
+            out.stdout.write("\n")
+            out.write_line(f"==> {log.path} <==")
             table.columns = None
-        for start, end in clusters([r["offset"] for r in rows]):
-            reader = read_entry_log(
-                log.path, verify=not args.no_verify, payload=payload, on_error="flag", start=start, end=end, **digests.kwargs()
-            )
-            for batch in reader:
-                keep = pc.is_in(batch.column("location"), value_set=pa.array(list(by_location), pa.int64()))
-                batch = batch.filter(pc.fill_null(keep, False))
-                seen.update(batch.column("location").to_pylist())
-                if left is not None:
-                    batch = batch.slice(0, left)
-                    left -= batch.num_rows
-                if batch.num_rows:
-                    _print_batch(out, table, batch, str(log.path), args)
+        try:
+            for start, end in clusters([r["offset"] for r in rows]):
+
+                def scan(start: int = start, end: int = end):
+                    yield from read_entry_log(
+                        log.path, verify=not args.no_verify, payload=payload, on_error="flag", start=start, end=end,
+                        **digests.kwargs(),
+                    )
+
+                for batch in _read(scan()):
+                    keep = pc.is_in(batch.column("location"), value_set=pa.array(list(by_location), pa.int64()))
+                    batch = batch.filter(pc.fill_null(keep, False))
+                    seen.update(batch.column("location").to_pylist())
+                    if left is not None:
+                        batch = batch.slice(0, left)
+                        left -= batch.num_rows
+                    if batch.num_rows:
+                        _print_batch(out, table, batch, path_text(log.path), args)
+        except _Unreadable as err:
+            _print_not_read(out, log, err.err)
+            unreadable = True
+            continue
         for loc, r in by_location.items():
             if loc not in seen:
-                problems.append(dict(r, file=str(log.path), error=f"no entry at offset {r['offset']} (location {loc})"))
+                problems.append(dict(r, file=path_text(log.path), error=f"no entry at offset {r['offset']} (location {loc})"))
     for p in problems:
         _print_problem(out, p, args)
-    return EXIT_OK
+    return EXIT_UNREADABLE if unreadable else EXIT_OK
 
 
 def _print_problem(out: Output, p: dict[str, Any], args: argparse.Namespace) -> None:
@@ -333,9 +387,9 @@ def _print_problem(out: Output, p: dict[str, Any], args: argparse.Namespace) -> 
     else:
         where = p["file"] or "index"
         if row["ledger_id"] is None and row["entry_id"] is None:  # the index database as a whole
-            out.stdout.write(f"{where}: {row['error']}\n")
+            out.write_line(f"{where}: {row['error']}")
         else:
-            out.stdout.write(f"{where}: ledger {row['ledger_id']} entry {row['entry_id']}: {row['error']}\n")
+            out.write_line(f"{where}: ledger {row['ledger_id']} entry {row['entry_id']}: {row['error']}")
 
 
 def _print_batch(out: Output, table: TableWriter, batch, path: str, args: argparse.Namespace) -> None:

@@ -6,6 +6,20 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_DAMAGE = 1
 EXIT_USAGE = 2
+# An I/O error: a file or directory could not be read. Reported as `unreadable`
+# (neither clean nor damaged) after every other file was checked; damage found
+# elsewhere still exits EXIT_DAMAGE.
+EXIT_UNREADABLE = EXIT_USAGE
+
+
+def exit_code(*, damage: bool, unreadable: bool) -> int:
+    """Damage first (it is in the data), then what could not be read."""
+    return EXIT_DAMAGE if damage else EXIT_UNREADABLE if unreadable else EXIT_OK
+
+
+def unreadable_reason(err: OSError) -> str:
+    """Why a file could not be read, as the operating system words it."""
+    return err.strerror or str(err)
 
 
 class CliError(Exception):

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import output_target
-from ..bookie import aligned_batch, merged_schema
+from ..bookie import aligned_batch, merged_schema, unreadable_batch
+from ..paths import path_text
 from .discover import ENTRY_LOG, JOURNAL, BookieFile, find_bookie_files
-from .errors import EXIT_OK, CliError
+from .errors import EXIT_OK, EXIT_UNREADABLE, CliError, unreadable_reason
 from .output import Output
 from .ranges import LedgerSelection, add_ledger_option
 from .readers import (
@@ -36,9 +37,11 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         description="Write every entry (and journal record, and damaged span with its error) "
         "of the given files to one Parquet file (.parquet), one Arrow IPC file (.arrow, "
         ".feather), or with --partition-by ledger a Parquet dataset directory with one "
-        "ledger_id=N/ subdirectory per ledger. Rows carry their source file in a `file` column. "
+        "ledger_id=N/ subdirectory per ledger. Rows carry their source file in a `file` column "
+        "(a name that is not UTF-8 with its other bytes as \\xNN, backslashes doubled). "
         "With --ledger only those ledgers' rows are written, and the damaged spans whose "
-        "ledger cannot be told (they may hold them).",
+        "ledger cannot be told (they may hold them). A file that cannot be read is one row "
+        "with error_kind unreadable, the others are still exported, and the exit code is 2.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="entry logs, journals, or bookie directories")
     p.add_argument("--to", required=True, type=Path, metavar="OUT", help="out.parquet, out.arrow, or a directory")
@@ -122,7 +125,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
         out.json(result)
     else:
         print_result(out, result)
-    return EXIT_OK
+    return EXIT_UNREADABLE if result["unreadable"] else EXIT_OK
 
 
 def export_files(
@@ -137,16 +140,27 @@ def export_files(
     ledgers: LedgerSelection | None = None,
 ) -> dict[str, Any]:
     """Writes the files' rows (of the selected ledgers) to `target` as `fmt` (parquet,
-    arrow, parquet-dataset)."""
-
+    arrow, parquet-dataset). A file that cannot be read is one row (`error_kind`
+    `unreadable`) and is listed in the result's `unreadable`."""
 
     def reader_of(f: BookieFile):
         return open_reader(f, digests, verify=verify, payload=payload)
 
+    def schema_of(f: BookieFile):
+        from .. import reader_schema
+
+        try:
+            return reader_of(f).schema
+        except OSError:
+            kind: Any = f.kind  # an entry log or a journal
+            mode: Any = payload
+            return reader_schema(kind, payload=mode, on_error="flag")
+
     import pyarrow as pa
 
-    schema = merged_schema([reader_of(f).schema for f in files])
+    schema = merged_schema([schema_of(f) for f in files])
     counts = {"rows": 0, "entries": 0, "damaged": 0}
+    unreadable: list[dict[str, Any]] = []
 
     with out.progress("exporting", sum(file_size(f) for f in files)) as task:
 
@@ -155,12 +169,20 @@ def export_files(
 
             base = 0
             for f in files:
-                for batch in batches_with_progress(reader_of(f), task, base):
-                    batch = batch if ledgers is None else ledgers.rows_with_unknown(batch)
-                    counts["rows"] += batch.num_rows
-                    if batch.num_rows:
-                        counts["damaged"] += pc.sum(pc.is_valid(batch.column("error"))).as_py() or 0
-                    yield aligned_batch(batch, schema, str(f.path), f.kind)
+                try:
+                    for batch in batches_with_progress(reader_of(f), task, base):
+                        batch = batch if ledgers is None else ledgers.rows_with_unknown(batch)
+                        counts["rows"] += batch.num_rows
+                        if batch.num_rows:
+                            counts["damaged"] += pc.sum(pc.is_valid(batch.column("error"))).as_py() or 0
+                        yield aligned_batch(batch, schema, f.path, f.kind)
+                except OSError as err:
+                    # Neither clean nor damaged: one row says it was not read; the
+                    # other files still are.
+                    unreadable.append({"file": path_text(f.path), "kind": f.kind, "error": unreadable_reason(err)})
+                    counts["rows"] += 1
+                    counts["damaged"] += 1
+                    yield unreadable_batch(schema, f.path, f.kind, err)
                 base += file_size(f)
                 task.update(completed=base)
 
@@ -175,12 +197,13 @@ def export_files(
             raise
 
     return {
-        "output": str(target),
+        "output": path_text(target),
         "format": fmt,
         "partitioned_by": "ledger_id" if fmt == "parquet-dataset" else None,
         "files": len(files),
         "rows": counts["rows"],
         "rows_with_errors": counts["damaged"],
+        "unreadable": unreadable,
     }
 
 
@@ -194,3 +217,5 @@ def print_result(out: Output, result: dict[str, Any]) -> None:
         f"exported {result['rows']} rows ({result['rows_with_errors']} with errors) from "
         f"{result['files']} files to {result['output']} ({what})"
     )
+    for u in result.get("unreadable", []):
+        out.line(f"UNREADABLE (one row with error_kind unreadable): {u['file']}: {u['error']}")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..index_db import LEDGER_ROLES, LOCATION_ROLES, RocksDBUnavailableError, is_database_error
+from ..paths import path_text
 
 # The locations database beside each ledgers database.
 LOCATIONS_OF = {"ledgers": "locations", "scoped-ledgers": "scoped-locations"}
@@ -29,7 +30,7 @@ class IndexUnit:
     """One index and the entry logs its locations point into."""
 
     storage: str
-    label: str  # the index directory
+    label: str  # the index directory, as path_text writes it
     location_databases: list[Any] = field(default_factory=list)
     ledger_databases: list[Any] = field(default_factory=list)
     index_files: list[Any] = field(default_factory=list)
@@ -49,7 +50,7 @@ def index_units(layout: Any) -> tuple[list[IndexUnit], list[str]]:
             dbs = [db for db in layout.databases if db.dir == index_dir]
             unit = IndexUnit(
                 "DbLedgerStorage",
-                str(index_dir),
+                path_text(index_dir),
                 [db for db in dbs if db.role in LOCATION_ROLES],
                 [db for db in dbs if db.role in LEDGER_ROLES],
                 ledger_dir=ledger_dir,
@@ -60,7 +61,7 @@ def index_units(layout: Any) -> tuple[list[IndexUnit], list[str]]:
             unit.logs = {f.log_id: f for f in layout.entry_logs if f.dir == ledger_dir and f.log_id is not None}
             units.append(unit)
     elif layout.storage == "InterleavedLedgerStorage":
-        unit = IndexUnit("InterleavedLedgerStorage", str(layout.root), index_files=layout.index_files)
+        unit = IndexUnit("InterleavedLedgerStorage", path_text(layout.root), index_files=layout.index_files)
         for f in layout.entry_logs:
             if f.log_id is None:
                 continue
@@ -83,12 +84,12 @@ def index_table(unit: IndexUnit) -> Any:
     tables = []
     for db in unit.location_databases:
         t = read_location_index(db.path, on_error="flag").read_all()
-        tables.append(t.append_column("source", pa.array([str(db.path)] * t.num_rows, pa.string())))
+        tables.append(t.append_column("source", pa.array([path_text(db.path)] * t.num_rows, pa.string())))
     for f in unit.index_files:
         try:
             t = read_index(f.path).read_all()
-        except ValueError:
-            continue  # a damaged header: the file check reports it
+        except (OSError, ValueError):
+            continue  # a damaged header or an unreadable file: the file check reports it
         n = t.num_rows
         tables.append(
             pa.table(
@@ -100,7 +101,7 @@ def index_table(unit: IndexUnit) -> Any:
                     "log_id": t.column("log_id"),
                     "offset": pc.subtract(t.column("offset"), 4),
                     "error": pa.nulls(n, pa.string()),
-                    "source": pa.array([str(f.path)] * n, pa.string()),
+                    "source": pa.array([path_text(f.path)] * n, pa.string()),
                 }
             )
         )
@@ -126,7 +127,7 @@ def ledger_states(unit: IndexUnit, failures: list[dict[str, Any]] | None = None,
             count = 0
             for r in read_ledger_index(db.path, on_error="flag").read_all().to_pylist():
                 if r["error"] is not None and failures is not None:
-                    failures.append(_row_failure(unit, r, str(db.path)))
+                    failures.append(_row_failure(unit, r, path_text(db.path)))
                 if r["ledger_id"] is None:
                     continue
                 count += 1
@@ -138,7 +139,7 @@ def ledger_states(unit: IndexUnit, failures: list[dict[str, Any]] | None = None,
         for f in unit.index_files:
             try:
                 fenced = index_header(f.path).fenced
-            except ValueError:
+            except (OSError, ValueError):
                 fenced = False
             if f.ledger_id is not None:
                 rows.append((f.scope_id or 0, f.ledger_id, "fenced" if fenced else "active"))
@@ -222,12 +223,15 @@ def _rows(table: Any) -> Iterator[dict[str, Any]]:
         yield from batch.to_pylist()
 
 
-def check_unit(unit: IndexUnit, scanned: Any, paths: list[str], report: IndexReport) -> None:
+def check_unit(
+    unit: IndexUnit, scanned: Any, paths: list[str], report: IndexReport, unreadable: set[str] | None = None
+) -> None:
     """Joins a unit's index with the entries scanned from its entry logs.
 
     `scanned`: SCANNED_COLUMNS plus `file_id` (the entry log's index in `paths`)
     for every entry the scan framed, whatever its digest said (the file check
-    reports digests).
+    reports digests). `unreadable`: entry logs that could not be read; index
+    entries pointing into them are not checked (nothing says they are not there).
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -242,7 +246,7 @@ def check_unit(unit: IndexUnit, scanned: Any, paths: list[str], report: IndexRep
     for db in unit.ledger_databases:
         missing = missing_location_database(db, listed.get(str(db.path), 0), location_paths)
         if missing is not None:
-            report.failures.append(_failure(unit.label, {}, "index_database", missing[1], missing[0]))
+            report.failures.append(_failure(unit.label, {}, "index_database", missing[1], path_text(missing[0])))
     if index is None:
         report.notes.append(f"{unit.label}: no location index found; its entry logs are all unindexed")
         index = pa.table(
@@ -277,6 +281,15 @@ def check_unit(unit: IndexUnit, scanned: Any, paths: list[str], report: IndexRep
         )
     index = index.filter(present)
 
+    unread = [log_id for log_id, f in unit.logs.items() if str(f.path) in (unreadable or ())]
+    if unread:
+        into = pc.is_in(index.column("log_id"), value_set=pa.array(unread, pa.int64()))
+        skipped = pc.sum(into).as_py() or 0
+        if skipped:
+            logs = ", ".join(path_text(unit.logs[i].path) for i in unread)
+            report.notes.append(f"{skipped} index entries point into entry logs that could not be read ({logs}): not checked")
+        index = index.filter(pc.invert(into))
+
     found = scanned.rename_columns([f"s_{c}" if c != "location" else c for c in scanned.column_names])
     joined = index.join(found, keys="location", join_type="left outer")
     missing = pc.is_null(joined.column("s_ledger_id"))
@@ -284,7 +297,7 @@ def check_unit(unit: IndexUnit, scanned: Any, paths: list[str], report: IndexRep
         log = unit.logs[r["log_id"]]
         report.failures.append(
             _failure(
-                str(log.path),
+                path_text(log.path),
                 r,
                 "index_no_entry",
                 f"ledger {r['ledger_id']} entry {r['entry_id']}: no entry at offset {r['offset']} "
@@ -300,7 +313,7 @@ def check_unit(unit: IndexUnit, scanned: Any, paths: list[str], report: IndexRep
     for r in _rows(here.filter(differ)):
         report.failures.append(
             _failure(
-                paths[r["s_file_id"]],
+                path_text(paths[r["s_file_id"]]),
                 r,
                 "index_wrong_entry",
                 f"ledger {r['ledger_id']} entry {r['entry_id']}: offset {r['offset']} holds "
@@ -341,7 +354,7 @@ def check_unit(unit: IndexUnit, scanned: Any, paths: list[str], report: IndexRep
     for g in sorted(groups.to_pylist(), key=lambda g: (paths[g["file_id"]], g["scope_id"], g["ledger_id"], g["state"])):
         report.unindexed.append(
             {
-                "file": paths[g["file_id"]],
+                "file": path_text(paths[g["file_id"]]),
                 "scope_id": g["scope_id"],
                 "ledger_id": g["ledger_id"],
                 "entries": g["entry_id_count"],
@@ -360,6 +373,7 @@ class ScannedEntries:
         self.paths: list[str] = []
         self.ids: dict[str, int] = {}
         self.tables: dict[str, list[Any]] = {}
+        self.unreadable: set[str] = set()  # entry logs that could not be read
 
     def add(self, path: str, batch: Any) -> None:
         import pyarrow as pa
@@ -399,7 +413,7 @@ def check_layouts(layouts: list[Any], scanned: ScannedEntries) -> IndexReport:
         return report
     for unit in units:
         try:
-            check_unit(unit, scanned.of(unit), scanned.paths, report)
+            check_unit(unit, scanned.of(unit), scanned.paths, report, scanned.unreadable)
         except RocksDBUnavailableError as err:
             report.unchecked = str(err)
         except (OSError, ValueError) as err:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..paths import path_text
 from .discover import ENTRY_LOG, INDEX, JOURNAL, LAST_ID, LAST_MARK, BookieFile, discover
-from .errors import EXIT_DAMAGE, EXIT_OK
+from .errors import exit_code, unreadable_reason
 from .index_check import LOCATIONS_OF
 from .output import Output
 from .readers import DigestOptions, batches_with_progress, file_size, open_reader, progress_over
@@ -27,7 +28,9 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         "ledgers, entries and live key range. Exit codes: 0, or 1 when a rolled entry "
         "log's ledgers map is unusable or disagrees with its entries, or an index "
         "database cannot be read whole, holds keys or values that do not decode, or "
-        "is missing beside a ledgers database that lists ledgers; 2 usage or I/O error.",
+        "is missing beside a ledgers database that lists ledgers; 2 usage or I/O error, or "
+        "(nothing damaged) a file or directory that cannot be read, listed as unreadable "
+        "while the others are still inspected.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or bookie directories")
     p.add_argument(
@@ -138,7 +141,7 @@ def inspect_last_id(f: BookieFile) -> dict[str, Any]:
 
 
 def inspect_file(f: BookieFile, task, base: int) -> dict[str, Any]:
-    info: dict[str, Any] = {"path": str(f.path), "kind": f.kind, "size": file_size(f)}
+    info: dict[str, Any] = {"path": path_text(f.path), "kind": f.kind, "size": file_size(f)}
     try:
         if f.kind == ENTRY_LOG:
             info.update(inspect_entry_log(f, task, base))
@@ -153,6 +156,9 @@ def inspect_file(f: BookieFile, task, base: int) -> dict[str, Any]:
     except ValueError as err:
         # A damaged file is a finding, not a failure of the command.
         info["error"] = _error_text(err)
+    except OSError as err:
+        # Neither clean nor damaged: not read. The other files still are.
+        info["unreadable"] = unreadable_reason(err)
     return info
 
 
@@ -171,7 +177,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
     bad_maps = [r for r in results if r.get("ledgers_map") and ledgers_map_problem(r["ledgers_map"])]
     # So is an index that lost entries or ledgers.
     bad_databases = [d for b in bookies for d in b["databases"] if d.get("error") or d.get("bad_keys")]
-    return EXIT_DAMAGE if bad_maps or bad_databases else EXIT_OK
+    unreadable = any(b["unreadable"] for b in bookies) or any("unreadable" in r for r in results)
+    return exit_code(damage=bool(bad_maps or bad_databases), unreadable=unreadable)
 
 
 def _cookie_json(cookie: Any) -> dict[str, Any]:
@@ -191,17 +198,19 @@ def inspect_bookie(layout: Any, out: Output) -> dict[str, Any]:
     distinct = {c.encode() for c in cookies.values()}
     first = next(iter(cookies.values()), None)
     info: dict[str, Any] = {
-        "root": str(layout.root),
+        "root": path_text(layout.root),
         "storage": layout.storage,
         "cookie": _cookie_json(first) if first is not None else None,
-        "cookie_files": [str(p) for p in cookies],
+        "cookie_files": [path_text(p) for p in cookies],
         "cookies_agree": len(distinct) <= 1,
-        "journal_dirs": [str(d) for d in layout.journal_dirs],
-        "ledger_dirs": [str(d) for d in layout.ledger_dirs],
-        "index_dirs": [str(d) for d in layout.index_dirs],
-        "dir_pairs": [[None if d is None else str(d) for d in pair] for pair in layout.dir_pairs],
+        "journal_dirs": [path_text(d) for d in layout.journal_dirs],
+        "ledger_dirs": [path_text(d) for d in layout.ledger_dirs],
+        "index_dirs": [path_text(d) for d in layout.index_dirs],
+        "dir_pairs": [[None if d is None else path_text(d) for d in pair] for pair in layout.dir_pairs],
         "databases": [],
         "notes": layout.notes,
+        # What the walk could not list: what is below it is not inspected.
+        "unreadable": [{"path": path_text(p), "error": reason} for p, reason in layout.unreadable],
     }
     with out.progress("reading index databases", None) as task:
         for db in layout.databases:
@@ -220,7 +229,7 @@ def _missing_databases(databases: list[Any], infos: list[dict[str, Any]]) -> lis
         found = missing_location_database(db, info.get("ledgers") or 0, paths)
         if found is not None:
             path, problem = found
-            missing.append({"path": path, "role": LOCATIONS_OF[db.role], "dir": str(db.dir), "error": problem})
+            missing.append({"path": path_text(path), "role": LOCATIONS_OF[db.role], "dir": path_text(db.dir), "error": problem})
             paths.add(path)
     return missing
 
@@ -231,7 +240,7 @@ def inspect_database(db: Any, task) -> dict[str, Any]:
 
     from .. import index_db
 
-    info: dict[str, Any] = {"path": str(db.path), "role": db.role, "dir": str(db.dir)}
+    info: dict[str, Any] = {"path": path_text(db.path), "role": db.role, "dir": path_text(db.dir)}
     if db.role not in index_db.LOCATION_ROLES + index_db.LEDGER_ROLES:
         info["unchecked"] = "not an index bkcodec reads"
         return info
@@ -336,6 +345,8 @@ def print_bookie(out: Output, b: dict[str, Any]) -> None:
         out.table(["  database", "role", "ledgers", "entries", "first key", "last key", "notes"], rows, right=("ledgers", "entries"))
     for note in b["notes"]:
         out.line(f"  note: {note}")
+    for u in b.get("unreadable", []):
+        out.line(f"  UNREADABLE: {u['path']}: {u['error']} (what is below it is not inspected)")
     out.line()
 
 
@@ -376,6 +387,8 @@ def _version_cell(info: dict[str, Any]) -> str:
 
 def _detail(info: dict[str, Any]) -> str:
     kind = info["kind"]
+    if "unreadable" in info:
+        return f"UNREADABLE: {info['unreadable']}"
     if "error" in info:
         return f"ERROR: {info['error']}"
     if kind == LAST_MARK:
@@ -417,7 +430,7 @@ def print_report(out: Output, results: list[dict[str, Any]], all_ledgers: bool) 
         right=("size", "entries", "ledgers"),
     )
     for info in results:
-        if info["kind"] not in (ENTRY_LOG, JOURNAL):
+        if info["kind"] not in (ENTRY_LOG, JOURNAL) or "unreadable" in info:
             continue
         out.line()
         header = f"{info['path']}: {info.get('entries', 0)} entries in {info.get('ledgers', 0)} ledgers"

@@ -1,4 +1,10 @@
-"""How commands print: human tables (rich), JSON for machines, progress on stderr."""
+"""How commands print: human tables (rich), JSON for machines, progress on stderr.
+
+Names that come from the data (paths, topics, producer names, messages quoting
+them) may hold control characters and bytes that are not UTF-8: every table cell
+and line goes through `display_text` (escaped, never markup), and JSON carries
+paths as `path_text` writes them (never a lone surrogate).
+"""
 
 from __future__ import annotations
 
@@ -20,6 +26,9 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 from rich.table import Table
+from rich.text import Text
+
+from ..paths import display_text, escape_surrogates, path_text
 
 
 def encode_payload(data: bytes | None, mode: str) -> str | None:
@@ -35,14 +44,28 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value).hex()
     if isinstance(value, os.PathLike):
-        return os.fspath(value)
+        return path_text(value)
     if hasattr(value, "isoformat"):
         return value.isoformat()
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 
+def _without_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return escape_surrogates(value)
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_without_surrogates(v) for v in value]
+    return value
+
+
 def to_json(obj: Any) -> str:
-    return json.dumps(obj, default=_json_default, separators=(",", ":"), sort_keys=False)
+    text = json.dumps(obj, default=_json_default, separators=(",", ":"), sort_keys=False)
+    if "\\ud" in text:
+        # A name that is not UTF-8 got here unescaped: no JSON reader takes a lone surrogate.
+        text = json.dumps(_without_surrogates(obj), default=_json_default, separators=(",", ":"), sort_keys=False)
+    return text
 
 
 # Paths keep at least this many columns however narrow the terminal.
@@ -88,7 +111,7 @@ class Output:
     def __init__(self, *, json_mode: bool, progress: bool | None = None, stdout: TextIO | None = None) -> None:
         self.json_mode = json_mode
         self.stdout = stdout if stdout is not None else sys.stdout
-        self.console = Console(file=self.stdout, highlight=False)
+        self.console = Console(file=self.stdout, highlight=False, emoji=False)
         if not self.console.is_terminal:
             # Piped tables keep whole rows instead of folding at 80 columns.
             self.console.width = 1000
@@ -105,7 +128,11 @@ class Output:
     # Human output
     def line(self, text: str = "", style: str | None = None) -> None:
         if not self.json_mode:
-            self.console.print(text, style=style, markup=False, soft_wrap=True)
+            self.console.print(display_text(text), style=style, markup=False, soft_wrap=True)
+
+    def write_line(self, text: str) -> None:
+        """One line written as it is (aligned columns of the caller's), escaped."""
+        self.stdout.write(display_text(text) + "\n")
 
     def markup(self, text: str) -> None:
         if not self.json_mode:
@@ -125,7 +152,7 @@ class Output:
         left, at a `/`, and the other columns fold."""
         if self.json_mode:
             return
-        cells = [["" if v is None else str(v) for v in r] for r in rows]
+        cells = [["" if v is None else display_text(str(v)) for v in r] for r in rows]
         path_columns = [i for i, c in enumerate(columns) if c in paths]
         budget = path_budget(columns, cells, path_columns, self.console.width)
         table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False, box=None)
@@ -136,7 +163,8 @@ class Output:
             else:
                 table.add_column(c, justify="right" if c in right else "left", overflow="fold")
         for r in cells:
-            table.add_row(*(shorten_path(v, budget) if i in path_columns else v for i, v in enumerate(r)))
+            # Text, not markup: a name like "[/x]" is shown, not parsed.
+            table.add_row(*(Text(shorten_path(v, budget) if i in path_columns else v) for i, v in enumerate(r)))
         with self.console.capture() as captured:
             self.console.print(table)
         # Cells are padded to their column's width; trailing blanks only get in the way of diffs.

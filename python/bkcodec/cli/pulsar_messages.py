@@ -12,7 +12,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from .errors import EXIT_DAMAGE, EXIT_OK, CliError
+from ..paths import display_text, path_text
+from .errors import EXIT_DAMAGE, EXIT_OK, EXIT_UNREADABLE, CliError, unreadable_reason
 from .export_arrow import ARROW_SUFFIXES, PARQUET_SUFFIXES, prepare_target, write_output
 from .output import Output, to_json
 from .ranges import non_negative, parse_spans
@@ -42,7 +43,8 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         "both an entry log and the journal read once. Damaged entries are rows with an error. "
         "With --metadata (a directory of dumped znodes: /managed-ledgers and /ledgers) rows name "
         "their topic, --topic keeps one topic (its partitions too), ledgers that hold no messages "
-        "(cursors, schemas) are left out, and each ledger's digest is checked with its own metadata.",
+        "(cursors, schemas) are left out, and each ledger's digest is checked with its own metadata. "
+        "A file that cannot be read is reported as unreadable (exit code 2) and the others are still read.",
     )
     m.add_argument("paths", nargs="+", metavar="PATH", help="bookie directories, entry logs (*.log) or journals (*.txn)")
     m.add_argument("--metadata", type=Path, metavar="DUMP", help="a dump of the metadata store (/managed-ledgers, /ledgers)")
@@ -54,7 +56,8 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         "--payload",
         choices=("text", "hex", "base64", "none"),
         default=None,
-        help="payload in tables and JSON (default: text in tables, base64 in JSON)",
+        help="payload in tables and JSON (default: text in tables, base64 in JSON; "
+        "none: payloads are not read, and messages outside batches not decompressed)",
     )
     m.add_argument("--limit", type=non_negative, metavar="N", help="print at most N messages")
     m.add_argument("--no-reassemble", action="store_true", help="show chunks of chunked messages as rows of their own")
@@ -114,10 +117,13 @@ def _files(args: argparse.Namespace) -> list[tuple[Path, str]]:
     return files
 
 
-def _reader(args: argparse.Namespace, files: list[tuple[Path, str]], task: Any):
+def _reader(args: argparse.Namespace, files: list[tuple[Path, str]], task: Any, unreadable: list[dict[str, Any]]):
     from .. import pulsar
 
     done: dict[Path, int] = {}
+
+    def not_read(path: Path, err: OSError) -> None:
+        unreadable.append({"file": path_text(path), "error": unreadable_reason(err)})
 
     def progress(path: Path, end: int) -> None:
         done[path] = end
@@ -131,9 +137,12 @@ def _reader(args: argparse.Namespace, files: list[tuple[Path, str]], task: Any):
         topic=args.topic,
         ledgers=_ledger_set(args.ledger) if args.ledger else None,
         reassemble_chunks=not args.no_reassemble,
+        # Printed without payloads, messages need not be decompressed at all.
+        payload="none" if args.payload == "none" and args.to is None else "binary",
         digest_type=None if args.digest_type == "auto" else args.digest_type,
         password=args.password.encode(),
         on_progress=progress,
+        on_unreadable=not_read,
     )
 
 
@@ -159,8 +168,10 @@ def _json_row(r: dict[str, Any], mode: str) -> dict[str, Any]:
     out = dict(r)
     out["properties"] = dict(r["properties"]) if r["properties"] is not None else None
     out["encryption_keys"] = {k: v.hex() for k, v in r["encryption_keys"]} if r["encryption_keys"] is not None else None
-    if "payload" in out:
+    if "payload" in out or mode == "none":
         out["payload"] = None if mode == "none" or r["payload"] is None else _payload_text(r["payload"], mode, True)
+        if "error" in out:
+            out["error"] = out.pop("error")  # after the payload, as in the rows
     return out
 
 
@@ -171,10 +182,11 @@ def run_messages(args: argparse.Namespace, out: Output) -> int:
     counts = {"messages": 0, "errors": 0}
     topics: dict[str | None, int] = defaultdict(int)
     files = _files(args)
-    total = sum(p.stat().st_size for p, _ in files)
+    total = sum(_size(p) for p, _ in files)
     shown = None
+    unreadable: list[dict[str, Any]] = []
     with out.progress("decoding", total) as task:
-        reader = _reader(args, files, task)
+        reader = _reader(args, files, task, unreadable)
 
         def counted():
             for batch in reader:
@@ -198,11 +210,16 @@ def run_messages(args: argparse.Namespace, out: Output) -> int:
         "rows_with_errors": counts["errors"],
         "files": len(files),
         "topics": {k: v for k, v in topics.items() if k is not None},
-        "output": str(args.to) if args.to is not None else None,
+        "output": path_text(args.to) if args.to is not None else None,
+        "unreadable": unreadable,
     }
     if fmt is not None and out.json_mode:
         out.json(summary)
-    elif not out.json_mode:
+    elif out.json_mode:
+        # The JSON lines are messages; a file not read is a line of its own kind.
+        for u in unreadable:
+            out.json({"file": u["file"], "error": f"unreadable: {u['error']}", "error_kind": "unreadable"})
+    else:
         where = f" to {args.to}" if args.to is not None else ""
         if shown is not None:
             out.line(f"the first {shown} messages (--limit) from {len(files)} files")
@@ -210,7 +227,16 @@ def run_messages(args: argparse.Namespace, out: Output) -> int:
             out.line(
                 f"{summary['messages']} messages ({summary['rows_with_errors']} with errors) from {len(files)} files{where}"
             )
-    return EXIT_OK
+        for u in unreadable:
+            out.line(f"UNREADABLE (not read): {u['file']}: {u['error']}")
+    return EXIT_UNREADABLE if unreadable else EXIT_OK
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # gone since it was listed: its read reports it
 
 
 _COLUMNS = ("message", "topic", "publish_time", "producer", "seq", "key", "kind", "size", "payload", "error")
@@ -227,6 +253,8 @@ class _Table:
         self.started = False
 
     def rows(self, rows: list[list[str]]) -> None:
+        # Topics, producer names, keys and errors come from the data: never raw to a terminal.
+        rows = [[display_text(c) for c in r] for r in rows]
         for r in rows:
             self.widths = [max(w, len(c)) for w, c in zip(self.widths, r)]
         if not self.started:

@@ -92,7 +92,11 @@ def open_reader(
 
 
 def file_size(f: BookieFile) -> int:
-    return f.path.stat().st_size
+    """The file's size; 0 for one gone since it was listed (its read reports it)."""
+    try:
+        return f.path.stat().st_size
+    except OSError:
+        return 0
 
 
 def batches_with_progress(reader, task: ProgressTask, base: int) -> Iterator[Any]:

@@ -6,8 +6,9 @@ import argparse
 import os
 from typing import Any
 
+from ..paths import path_text
 from .discover import ENTRY_LOG, INDEX, JOURNAL, LAST_ID, LAST_MARK, BookieFile, discover, journal_marks
-from .errors import EXIT_DAMAGE, EXIT_OK
+from .errors import exit_code, unreadable_reason
 from .output import Output
 from .readers import (
     DigestOptions,
@@ -47,10 +48,13 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         "and entry. "
         "Entries that cannot be checked (HMAC without the password, a ledger whose "
         "digest type nothing tells) are counted as unchecked, with the reason; they "
-        "are not damage unless --strict. "
+        "are not damage unless --strict. A file or directory that cannot be read "
+        "(permissions) is listed as unreadable, neither clean nor damaged, and the "
+        "others are still checked. "
         "With --ledger only those ledgers' entries and index files are checked; damaged "
         "spans whose ledger cannot be told are still listed, as they may hold them. "
-        "Exit codes: 0 clean, 1 damage found, 2 usage or I/O error.",
+        "Exit codes: 0 clean, 1 damage found, 2 usage or I/O error (or, with no damage "
+        "found, something unreadable).",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or bookie directories")
     p.add_argument(
@@ -234,17 +238,22 @@ def verify_files(
     layouts: list[Any] | None = None,
 ) -> dict[str, Any]:
     """Checks every file (of the selected ledgers), then the index of every bookie
-    layout given; returns `clean`, `summary`, per-file reports, every failure, the
-    `index` check and the `unindexed` entries (grouped by file and ledger)."""
+    layout given; returns `clean`, `summary`, per-file reports, every failure, what
+    could not be read (`unreadable`: files and directories, neither clean nor
+    damaged), the `index` check and the `unindexed` entries (grouped by file and
+    ledger)."""
     reports = []
     failures: list[dict[str, Any]] = []
+    unreadable: list[dict[str, Any]] = [
+        {"file": path_text(p), "kind": None, "error": reason} for layout in layouts or [] for p, reason in layout.unreadable
+    ]
     marks = journal_marks(layouts or [])
     layouts = [layout for layout in layouts or [] if layout.storage is not None]
     scanned = ScannedEntries() if layouts else None
     with progress_over(out, files, "verifying") as task:
         base = 0
         for f in files:
-            report: dict[str, Any] = {"path": str(f.path), "kind": f.kind, "size": file_size(f)}
+            report: dict[str, Any] = {"path": path_text(f.path), "kind": f.kind, "size": file_size(f)}
             try:
                 if f.kind in (ENTRY_LOG, JOURNAL):
                     mark = marks.get(os.path.realpath(f.path)) if f.kind == JOURNAL else None
@@ -266,10 +275,17 @@ def verify_files(
                         "error": _one_line(err),
                     }
                 ]
+            except OSError as err:
+                # Not read at all (permissions, gone since it was listed): neither
+                # clean nor damaged, and the other files are still checked.
+                summary, found = {"unreadable": unreadable_reason(err)}, []
+                unreadable.append({"file": report["path"], "kind": f.kind, "error": summary["unreadable"]})
+                if scanned is not None and f.kind == ENTRY_LOG:
+                    scanned.unreadable.add(str(f.path))
             report.update(summary)
             report["failures"] = len(found)
             reports.append(report)
-            failures.extend({"file": str(f.path), "kind": f.kind, **x} for x in found)
+            failures.extend({"file": report["path"], "kind": f.kind, **x} for x in found)
 
     index = check_layouts(layouts, scanned) if scanned is not None else None
     if index is not None:
@@ -288,12 +304,14 @@ def verify_files(
         "unchecked_reasons": _sum_counts(r.get("unchecked_reasons", {}) for r in reports),
         "damaged_spans": sum(r.get("damaged_spans", 0) for r in reports),
         "failures": len(failures),
+        "unreadable": len(unreadable),
     }
     return {
-        "clean": not failures,
+        "clean": not failures and not unreadable,
         "summary": totals,
         "files": reports,
         "failures": failures,
+        "unreadable": unreadable,
         "index": _index_summary(layouts, index),
         "unindexed": index.unindexed if index is not None else [],
     }
@@ -344,14 +362,15 @@ def run(args: argparse.Namespace, out: Output) -> int:
         files = [f for f in files if f.kind != INDEX or _index_selected(f, args.ledger)]
     result = verify_files(files, digest_options(args), out, args.ledger, found.layouts)
     # --strict: what could not be checked is not known to be intact.
-    if args.strict and result["summary"]["unchecked"]:
+    damaged = bool(result["failures"]) or bool(args.strict and result["summary"]["unchecked"])
+    if damaged:
         result["clean"] = False
     result["strict"] = args.strict
     if out.json_mode:
         out.json(result)
     else:
         print_report(out, result, args.max_failures)
-    return EXIT_OK if result["clean"] else EXIT_DAMAGE
+    return exit_code(damage=damaged, unreadable=bool(result["unreadable"]))
 
 
 def print_report(out: Output, result: dict[str, Any], max_failures: int = 0) -> None:
@@ -364,7 +383,7 @@ def print_report(out: Output, result: dict[str, Any], max_failures: int = 0) -> 
                 r["kind"].replace("_", " "),
                 r.get("entries", ""),
                 r.get("digest_ok", ""),
-                r.get("failed_entries", r["failures"]),
+                "UNREADABLE" if "unreadable" in r else r.get("failed_entries", r["failures"]),
                 r.get("unchecked", ""),
                 r.get("damaged_spans", ""),
             ]
@@ -373,11 +392,17 @@ def print_report(out: Output, result: dict[str, Any], max_failures: int = 0) -> 
         right=("entries", "ok", "failed", "unchecked", "damaged spans"),
     )
     out.line()
+    unreadable = result.get("unreadable") or []
+    not_read = f"{len(unreadable)} {'path' if len(unreadable) == 1 else 'paths'} UNREADABLE (not checked)"
     if failures:
         where = [f"{totals['damaged_files']} of {totals['files']} files"] if totals["damaged_files"] else []
         if (result.get("index") or {}).get("failures"):
             where.append("the index")
         status = f"DAMAGE FOUND in {' and '.join(where) or 'the index'}"
+        if unreadable:
+            status += f"; {not_read}"
+    elif unreadable:
+        status = f"NOT CLEAN: {not_read}"
     elif not result["clean"]:
         status = "NOT CLEAN (--strict: unchecked entries)"
     else:
@@ -389,6 +414,10 @@ def print_report(out: Output, result: dict[str, Any], max_failures: int = 0) -> 
     )
     for reason, n in sorted(totals["unchecked_reasons"].items()):
         out.line(f"  unchecked: {n} entries: {reason}")
+    if unreadable:
+        out.line()
+        out.line("unreadable (neither clean nor damaged: not read):")
+        out.table(["file", "kind", "error"], [[u["file"], (u["kind"] or "").replace("_", " "), u["error"]] for u in unreadable])
     print_index(out, result)
     if failures:
         out.line()

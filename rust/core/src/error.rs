@@ -5,6 +5,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::path_text::escape_path;
+
 /// What kind of damage or misuse was found. Bindings map each kind onto one
 /// exception class, so adding a kind here means adding one mapping there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -132,15 +134,16 @@ impl Error {
 }
 
 /// `kind: detail at byte N of path`: the location once, from `offset` and `path`, so
-/// details never name the offset themselves. Argument errors are about the caller's
+/// details never name the offset themselves; the path escaped as [`crate::path_text`]
+/// says (it need not be UTF-8). Argument errors are about the caller's
 /// arguments, not bytes of data, and carry no offset (their details say where in an
 /// argument string, when that matters).
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.kind.as_str(), self.detail)?;
         match (&self.path, self.kind) {
-            (Some(p), ErrorKind::InvalidArgument) => write!(f, " ({})", p.display()),
-            (Some(p), _) => write!(f, " at byte {} of {}", self.offset, p.display()),
+            (Some(p), ErrorKind::InvalidArgument) => write!(f, " ({})", escape_path(p)),
+            (Some(p), _) => write!(f, " at byte {} of {}", self.offset, escape_path(p)),
             (None, ErrorKind::InvalidArgument) => Ok(()),
             (None, _) => write!(f, " at byte {}", self.offset),
         }
@@ -159,6 +162,14 @@ mod tests {
         assert_eq!(e.to_string(), "corrupt: bad magic at byte 12");
         let e = Error::truncated(0, 4, 1).in_file(Path::new("x/0.log"));
         assert_eq!(e.to_string(), "truncated: needed 4 bytes, 1 available at byte 0 of x/0.log");
+    }
+
+    #[test]
+    fn display_escapes_a_path_that_is_not_utf8() {
+        use std::os::unix::ffi::OsStrExt;
+        let path = Path::new(std::ffi::OsStr::from_bytes(b"/tmp/bk-\xff/0.log"));
+        let e = Error::corrupt(3, "bad magic").in_file(path);
+        assert_eq!(e.to_string(), "corrupt: bad magic at byte 3 of /tmp/bk-\\xff/0.log");
     }
 
     #[test]

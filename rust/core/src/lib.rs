@@ -17,6 +17,7 @@ pub mod fuzzing;
 #[cfg(test)]
 mod test_rng;
 pub mod ledger_id;
+pub mod path_text;
 
 // Ledger metadata, bookie ids and the wire protocol.
 pub mod bookie_id;

@@ -9,12 +9,12 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::DataType;
 use bkcodec_core::arrow::OnError;
-use bkcodec_core::bookie::cookie::{encode_dir_list, CURRENT_LAYOUT_VERSION};
+use bkcodec_core::bookie::cookie::{encode_dir_list, read_cookie_file, CURRENT_LAYOUT_VERSION};
 use bkcodec_core::bookie::index_batch::{decode_ledger_pairs, decode_location_pairs};
 use bkcodec_core::bookie::index_db::{ledger_key, location_key, STORAGE_FLAGS_KEY};
 use bkcodec_core::bookie::layout::{bookie_dir_of, FileKind};
 use bkcodec_core::bookie::{self, BookieLayout, Cookie, LedgerData};
-use bkcodec_core::{Error, LedgerId};
+use bkcodec_core::LedgerId;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -211,12 +211,7 @@ impl PyCookie {
 /// Reads a cookie file (`current/VERSION`).
 #[pyfunction]
 fn read_cookie(py: Python<'_>, path: PathBuf) -> PyResult<PyCookie> {
-    py.detach(|| {
-        let data = std::fs::read(&path).map_err(|e| Error::io(&path, 0, &e))?;
-        Cookie::parse(&data).map_err(|e| e.in_file(&path))
-    })
-    .map(PyCookie)
-    .py_err(py)
+    py.detach(|| read_cookie_file(&path)).map(PyCookie).py_err(py)
 }
 
 /// A RocksDB database found in a bookie. Usable as a path (`os.fspath`).
@@ -347,6 +342,13 @@ impl PyBookieLayout {
     #[getter]
     fn notes(&self) -> Vec<String> {
         self.0.notes.clone()
+    }
+
+    /// `(path, reason)` for each directory or entry the walk could not read (what is
+    /// below it is not in `files`).
+    #[getter]
+    fn unreadable(&self) -> Vec<(PathBuf, String)> {
+        self.0.unreadable.clone()
     }
 
     fn __repr__(&self) -> String {

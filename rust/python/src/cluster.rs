@@ -93,15 +93,17 @@ fn metadata_of(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<(ClusterMet
 /// Audits inventories (Arrow streams or tables) against metadata: returns
 /// `(findings, ledgers, metadata_problems)`.
 #[pyfunction]
-#[pyo3(signature = (inventories, *, bookies = Vec::new(), metadata = None, incomplete = Vec::new()))]
+#[pyo3(signature = (inventories, *, bookies = Vec::new(), metadata = None, incomplete = Vec::new(), expected_copies = 0))]
 fn cluster_audit(
     py: Python<'_>,
     inventories: Vec<AnyRecordBatch>,
     bookies: Vec<String>,
     metadata: Option<&Bound<'_, PyAny>>,
     incomplete: Vec<String>,
+    expected_copies: usize,
 ) -> PyResult<(Py<PyAny>, Py<PyAny>, Vec<String>)> {
     let mut audit = Audit::new();
+    audit.reserve(expected_copies);
     for b in &bookies {
         audit.add_bookie(b).py_err(py)?;
     }

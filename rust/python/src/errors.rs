@@ -3,6 +3,7 @@
 //! Every format error is a `BookKeeperFormatError` (a `ValueError`) carrying
 //! `.offset`, `.path` and `.kind`; its subclass says which kind.
 
+use bkcodec_core::path_text::escape_path;
 use bkcodec_core::{Error, ErrorKind};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyValueError};
@@ -31,7 +32,8 @@ pub fn to_pyerr(py: Python<'_>, err: Error) -> PyErr {
         ErrorKind::Io => return os_error(&err),
     };
     let value = pyerr.value(py);
-    let path = err.path.as_ref().map(|p| p.display().to_string());
+    // The path as the OS spells it (a str with surrogate escapes where it is not UTF-8).
+    let path = err.path.as_ref().map(|p| p.as_os_str());
     // Setting attributes on a fresh exception instance cannot fail in practice;
     // if it did, the exception itself is still the right one to raise.
     let _ = value.setattr("offset", err.offset);
@@ -44,15 +46,14 @@ pub fn to_pyerr(py: Python<'_>, err: Error) -> PyErr {
 /// into the matching subclass (`FileNotFoundError`, `PermissionError`, ...), from
 /// the operating system's error the core kept.
 fn os_error(err: &Error) -> PyErr {
-    let path = err.path.as_ref().map(|p| p.display().to_string());
     match err.os_error() {
         Some(code) => {
             let text = std::io::Error::from_raw_os_error(code).to_string();
             let text = text.strip_suffix(&format!(" (os error {code})")).unwrap_or(&text).to_string();
-            PyOSError::new_err((code, text, path))
+            PyOSError::new_err((code, text, err.path.as_ref().map(|p| p.as_os_str().to_owned())))
         }
-        None => PyOSError::new_err(match path {
-            Some(p) => format!("{}: {p}", err.detail),
+        None => PyOSError::new_err(match &err.path {
+            Some(p) => format!("{}: {}", err.detail, escape_path(p)),
             None => err.detail.clone(),
         }),
     }

@@ -144,11 +144,13 @@ impl PyJournalWriter {
     /// Creates `path` (refusing to replace a file unless `overwrite`). `version` 4,
     /// 5 or 6 (BookKeeper's default); from version 5 each `flush()` pads to
     /// `alignment` (a multiple of 512). `prealloc_size` > 0 extends the file with
-    /// zeros in steps of that size, as BookKeeper does (its default is 16 MiB).
-    /// Threads may share a writer: their calls take turns.
+    /// zeros in steps of that size, as BookKeeper does (its default is 16 MiB; at
+    /// most 1 GiB is taken). Threads may share a writer: their calls take turns.
     #[new]
     #[pyo3(signature = (path, *, version = 6, alignment = 512, prealloc_size = 0, overwrite = false))]
     fn new(py: Python<'_>, path: PathBuf, version: i32, alignment: u64, prealloc_size: u64, overwrite: bool) -> PyResult<Self> {
+        // Refused before the file is created.
+        JournalWriter::<File>::check_options(version, alignment, prealloc_size).py_err(py)?;
         let writer = py
             .detach(|| {
                 let mut open = OpenOptions::new();

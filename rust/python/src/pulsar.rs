@@ -24,8 +24,10 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::{PyRecordBatch, PySchema, PyTable};
 
+use crate::args::Password;
 use crate::buffer::BytesInput;
 use crate::entries_input::{Accepted, EntriesInput};
+use crate::file_args::ledger_digests;
 use crate::errors::{to_pyerr, IntoPyResult};
 use crate::metadata::PyLedgerMetadata;
 use crate::record_batch_reader::PyFileBatchReader;
@@ -186,6 +188,8 @@ fn pulsar_decode_messages<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let mut options = options(py, payload, on_error, reassemble_chunks, skip_duplicate_entries, usize::MAX)?;
     options.batch_bytes = usize::MAX;
+    // Refused as soon as the rows outgrow one batch, not once all are decoded.
+    options.single_batch = true;
     let input = EntriesInput::extract(entries, &ACCEPTED)?;
     // One batch: room for what the input decodes to, rather than growing as it fills.
     options.expected_input = Some((input.bytes(payload_bytes), input.rows()));
@@ -417,8 +421,41 @@ fn pulsar_topic_ledgers<'py>(
     PyTable::try_new(vec![batch], TopicLedgers::schema())?.into_pyarrow(py)
 }
 
+/// A `TypeError` or `ValueError` (whatever `e` is) whose message starts with the argument's name.
+fn naming(py: Python<'_>, argument: &str, e: PyErr) -> PyErr {
+    let text = e.value(py).to_string();
+    let text = text.strip_prefix("invalid argument: ").unwrap_or(&text);
+    let text = if text.starts_with(argument) { text.to_string() } else { format!("{argument}: {text}") };
+    if e.is_instance_of::<PyTypeError>(py) {
+        PyTypeError::new_err(text)
+    } else {
+        PyValueError::new_err(text)
+    }
+}
+
+/// Checks the file readers' digest settings as `read_entry_log` takes them, without
+/// opening a file: `read_messages` opens its readers lazily, inside an Arrow stream,
+/// where an argument error would arrive as a failed stream.
+#[pyfunction]
+#[pyo3(signature = (*, digest_type = None, password = None, ledger_metadata = None))]
+fn pulsar_check_reader_options(
+    py: Python<'_>,
+    digest_type: Option<&Bound<'_, PyAny>>,
+    password: Option<&Bound<'_, PyAny>>,
+    ledger_metadata: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let password: Password = match password {
+        Some(p) => p.extract().map_err(|e| naming(py, "password", e))?,
+        None => Password::default(),
+    };
+    ledger_digests(py, digest_type, &password, None).map_err(|e| naming(py, "digest_type", e))?;
+    ledger_digests(py, None, &password, ledger_metadata).map_err(|e| naming(py, "ledger_metadata", e))?;
+    Ok(())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyMessageDecoder>()?;
+    m.add_function(wrap_pyfunction!(pulsar_check_reader_options, m)?)?;
     m.add_function(wrap_pyfunction!(pulsar_decode_messages, m)?)?;
     m.add_function(wrap_pyfunction!(pulsar_read_messages, m)?)?;
     m.add_function(wrap_pyfunction!(pulsar_decode_managed_ledger_info, m)?)?;

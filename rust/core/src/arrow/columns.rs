@@ -335,9 +335,8 @@ impl Column for PayloadColumn {
                 *p = &r[e.checked.payload_at as usize..];
                 bytes += p.len();
             }
-            if self.builder.has_room(bytes) {
-                self.builder.append_all(payloads[..entries.len()].iter().copied());
-            } else {
+            // Appends all or none: without memory for them, one at a time records why.
+            if !(self.builder.has_room(bytes) && self.builder.append_all(payloads[..entries.len()].iter().copied()).is_ok()) {
                 for (e, r) in entries.iter().zip(raw) {
                     let skip = e.checked.payload_at as usize;
                     self.push(Some((&r[skip..], e.at + skip)));

@@ -79,8 +79,7 @@ impl PayloadColumnBuilder {
                          use the binary_view payload mode or smaller batches",
                     ));
                 }
-                b.append(payload);
-                Ok(())
+                b.append(payload)
             }
             PayloadColumnBuilder::View(v) => {
                 v.append(payload);
@@ -99,14 +98,16 @@ impl PayloadColumnBuilder {
         }
     }
 
-    /// Appends every payload once [`has_room`](Self::has_room) has said they fit.
+    /// Appends every payload once [`has_room`](Self::has_room) has said they fit;
+    /// when memory for them cannot be had, appends none and says so.
     #[inline]
-    pub(crate) fn append_all<'p>(&mut self, payloads: impl ExactSizeIterator<Item = &'p [u8]> + Clone) {
+    pub(crate) fn append_all<'p>(&mut self, payloads: impl ExactSizeIterator<Item = &'p [u8]> + Clone) -> Result<()> {
         match self {
-            PayloadColumnBuilder::Binary(b) => b.append_all(payloads),
+            PayloadColumnBuilder::Binary(b) => return b.append_all(payloads),
             PayloadColumnBuilder::View(v) => v.append_all(payloads),
             PayloadColumnBuilder::None => {}
         }
+        Ok(())
     }
 
     #[inline]
@@ -160,9 +161,12 @@ impl BinaryColumn {
     fn with_capacity(rows: usize, bytes: usize) -> Self {
         let mut offsets = Vec::with_capacity(rows + 1);
         offsets.push(0);
+        // A hint from the caller: memory it cannot have is left to grow into.
+        let mut values = Vec::new();
+        let bytes = if values.try_reserve_exact(bytes).is_ok() { bytes } else { 0 };
         BinaryColumn {
             offsets,
-            values: Vec::with_capacity(bytes),
+            values,
             nulls: NullBufferBuilder::new(rows),
             rows_capacity: rows,
             bytes_capacity: bytes,
@@ -175,32 +179,46 @@ impl BinaryColumn {
         bytes <= MAX_ARROW_I32 - self.values.len()
     }
 
+    /// Room for `rows` more offsets and `bytes` more values. The values grow by
+    /// doubling, never past what a column can hold, and fallibly: payload sizes come
+    /// from the data, and running out of memory is an error, not an abort.
     #[inline]
-    fn reserve(&mut self, rows: usize, bytes: usize) {
+    fn reserve(&mut self, rows: usize, bytes: usize) -> Result<()> {
         if self.offsets.capacity() - self.offsets.len() < rows {
             self.offsets.reserve(rows.max(self.rows_capacity));
         }
-        if self.values.capacity() - self.values.len() < bytes {
-            self.values.reserve(bytes.max(self.bytes_capacity));
+        let (len, capacity) = (self.values.len(), self.values.capacity());
+        if capacity - len < bytes {
+            let need = len.saturating_add(bytes.max(self.bytes_capacity));
+            let target = need.max(capacity.saturating_mul(2).min(MAX_ARROW_I32));
+            if self.values.try_reserve_exact(target - len).is_err() && self.values.try_reserve_exact(bytes).is_err() {
+                return Err(Error::invalid_argument(format!(
+                    "no memory for {} bytes of payloads in one batch",
+                    len.saturating_add(bytes)
+                )));
+            }
         }
+        Ok(())
     }
 
     /// Appends a payload [`has_room`](Self::has_room) said fits.
     #[inline]
-    fn append(&mut self, payload: &[u8]) {
-        self.reserve(1, payload.len());
+    fn append(&mut self, payload: &[u8]) -> Result<()> {
+        self.reserve(1, payload.len())?;
         self.values.extend_from_slice(payload);
         // Fits: the values stay within MAX_ARROW_I32.
         self.offsets.push(self.values.len() as i32);
         self.nulls.append_non_null();
+        Ok(())
     }
 
-    /// Appends payloads which [`has_room`](Self::has_room) said fit.
+    /// Appends payloads which [`has_room`](Self::has_room) said fit (or, when
+    /// memory for them cannot be had, none of them).
     #[inline]
-    fn append_all<'p>(&mut self, payloads: impl ExactSizeIterator<Item = &'p [u8]> + Clone) {
+    fn append_all<'p>(&mut self, payloads: impl ExactSizeIterator<Item = &'p [u8]> + Clone) -> Result<()> {
         let count = payloads.len();
         let bytes: usize = payloads.clone().map(<[u8]>::len).sum();
-        self.reserve(count, bytes);
+        self.reserve(count, bytes)?;
         let mut end = self.values.len();
         let base = self.values.as_mut_ptr();
         let offsets = &mut self.offsets.spare_capacity_mut()[..count];
@@ -233,10 +251,12 @@ impl BinaryColumn {
             self.offsets.set_len(self.offsets.len() + count);
         }
         self.nulls.append_n_non_nulls(count);
+        Ok(())
     }
 
     fn append_null(&mut self) {
-        self.reserve(1, 0);
+        // No values: only an offset, which cannot fail to fit.
+        let _ = self.reserve(1, 0);
         self.offsets.push(self.values.len() as i32);
         self.nulls.append_null();
     }
@@ -703,9 +723,9 @@ mod tests {
         while at < payloads.len() {
             let n = rng.below(50).min(payloads.len() - at);
             let group: Vec<&[u8]> = payloads[at..at + n].iter().map(|p| &p[..]).collect();
-            grouped.append_all(group.iter().copied());
-            streamed.append_all(group.iter().copied());
-            group.iter().for_each(|p| single.append(p));
+            grouped.append_all(group.iter().copied()).unwrap();
+            streamed.append_all(group.iter().copied()).unwrap();
+            group.iter().for_each(|p| single.append(p).unwrap());
             grouped.append_null();
             streamed.append_null();
             single.append_null();

@@ -15,6 +15,15 @@ use crate::metadata::text_format;
 pub const COOKIE_FILE_NAME: &str = "VERSION";
 /// The layout version BookKeeper writes today (with index dirs).
 pub const CURRENT_LAYOUT_VERSION: i32 = 5;
+/// A cookie is a few lines (a bookie id and directory lists); a file larger than
+/// this is not one, and is refused rather than read.
+pub const MAX_COOKIE_FILE_SIZE: u64 = 1 << 20;
+
+/// Reads and parses a cookie file (a regular file of at most [`MAX_COOKIE_FILE_SIZE`] bytes).
+pub fn read_cookie_file(path: &std::path::Path) -> Result<Cookie> {
+    let data = crate::files::source::read_small_file(path, MAX_COOKIE_FILE_SIZE, "cookie")?;
+    Cookie::parse(&data).map_err(|e| e.in_file(path))
+}
 
 /// A parsed cookie. Directory fields keep BookKeeper's encoding; the `*_list`
 /// methods split them as BookKeeper does.

@@ -14,6 +14,12 @@
 //!   the cookie only inside a `current/` directory.
 //! - A bookie directory (journal, ledger or index directory) is the parent of the
 //!   `current/` its files are in.
+//! - Links to directories are followed inside the tree walked (each real directory
+//!   once); one leading out of it only to a bookie directory (one holding `current/`,
+//!   or a `current/`: a ledger directory on another disk), never to a directory
+//!   holding the tree, and the others are noted, not followed (a link to `/` or
+//!   `/proc/self` would walk the whole filesystem). Links to files are followed; one
+//!   leading out of the trees walked is noted.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -26,6 +32,7 @@ use crate::files::entry_log::log_id_from_path;
 use crate::files::source::{read_vec_at, FileSource};
 use crate::files::index_file::ledger_id_from_index_path;
 use crate::files::journal::journal_id_from_path;
+use crate::path_text::escape_path;
 
 pub const BOOKIE_STATUS_FILE_NAME: &str = "BOOKIE_STATUS";
 pub const LAST_ID_FILE_NAME: &str = "lastId";
@@ -360,8 +367,11 @@ pub struct BookieLayout {
     pub dir_pairs: Vec<DirPair>,
     pub storage: Option<StorageKind>,
     /// Findings about the tree itself: unreadable directories, cookie mismatches,
-    /// files that are not what their names say.
+    /// files that are not what their names say, links not followed.
     pub notes: Vec<String>,
+    /// Paths the walk could not list or look at (a directory it may not read),
+    /// with the reason: what is below them is not in `files`.
+    pub unreadable: Vec<(PathBuf, String)>,
 }
 
 /// The bookie directory a path belongs to: the parent of the nearest `current`
@@ -409,13 +419,91 @@ struct Walk {
     files: Vec<BookieFile>,
     databases: Vec<IndexDatabase>,
     notes: Vec<String>,
+    unreadable: Vec<(PathBuf, String)>,
     visited: BTreeSet<PathBuf>,
+    /// The real paths of the trees walked: the root's, and those of the bookie
+    /// directories links lead to.
+    trees: Vec<PathBuf>,
+}
+
+/// An I/O error's reason as the operating system words it, without Rust's
+/// "(os error N)".
+fn io_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match e.raw_os_error() {
+        Some(code) => text.strip_suffix(&format!(" (os error {code})")).unwrap_or(&text).to_string(),
+        None => text,
+    }
+}
+
+/// A journal, ledger or index directory (it holds `current/`), or a `current/` itself.
+fn is_bookie_dir(dir: &Path) -> bool {
+    file_name(dir) == Some(CURRENT_DIR) || dir.join(CURRENT_DIR).is_dir()
 }
 
 impl Walk {
+    fn new(root: &Path) -> Walk {
+        let tree = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        Walk {
+            files: Vec::new(),
+            databases: Vec::new(),
+            notes: Vec::new(),
+            unreadable: Vec::new(),
+            visited: BTreeSet::new(),
+            trees: vec![tree],
+        }
+    }
+
+    fn inside(&self, real: &Path) -> bool {
+        self.trees.iter().any(|t| real.starts_with(t))
+    }
+
+    /// Whether the walk enters the directory `link` leads to. Inside the trees
+    /// walked, yes. Outside, only a bookie directory (a ledger or journal directory
+    /// on another disk): a link to `/`, `/proc/self` or any other place would
+    /// take the walk through the whole filesystem and other processes' trees.
+    fn follows_dir_link(&mut self, link: &Path) -> bool {
+        let Ok(target) = fs::canonicalize(link) else { return true };
+        if self.inside(&target) {
+            return true;
+        }
+        let why = if self.trees.iter().any(|t| t.starts_with(&target)) {
+            "which holds the tree walked"
+        } else if is_bookie_dir(&target) {
+            self.trees.push(target);
+            return true;
+        } else {
+            "outside the tree and not a bookie directory"
+        };
+        self.notes.push(format!(
+            "{}: a link to the directory {}, {why}: not followed",
+            escape_path(link),
+            escape_path(&target)
+        ));
+        false
+    }
+
+    /// A note for a file link that leads out of the trees: the file is read (an
+    /// operator may keep a file on another disk) and the note says where it is.
+    fn note_file_link(&mut self, link: &Path) {
+        if let Ok(target) = fs::canonicalize(link) {
+            if !self.inside(&target) {
+                self.notes.push(format!("{}: a link to {}, outside the tree", escape_path(link), escape_path(&target)));
+            }
+        }
+    }
+
+    fn not_read(&mut self, path: &Path, e: &std::io::Error) {
+        self.notes.push(format!("{}: not read ({})", escape_path(path), io_reason(e)));
+        // A dangling link is a note; a path the walk may not enter or list hides
+        // what is below it.
+        if e.kind() != std::io::ErrorKind::NotFound {
+            self.unreadable.push((path.to_path_buf(), io_reason(e)));
+        }
+    }
+
     fn dir(&mut self, dir: &Path, in_db: Option<Option<IndexDbRole>>) {
-        // Symbolic links to directories are followed (ledger dirs often are links to
-        // disks), each real directory once.
+        // Each real directory once: links within the tree may form loops.
         if let Ok(real) = fs::canonicalize(dir) {
             if !self.visited.insert(real) {
                 return;
@@ -424,11 +512,12 @@ impl Walk {
         let entries = match fs::read_dir(dir) {
             Ok(e) => e,
             Err(e) => {
-                self.notes.push(format!("{}: not read ({e})", dir.display()));
+                self.not_read(dir, &e);
                 return;
             }
         };
-        let mut names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
+        let mut names: Vec<_> =
+            entries.flatten().map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_symlink()))).collect();
         names.sort();
         let in_db = in_db.or_else(|| {
             is_rocksdb_dir(dir).then(|| {
@@ -437,11 +526,18 @@ impl Walk {
                 role
             })
         });
-        for name in names {
+        for (name, is_link) in names {
             let path = dir.join(&name);
             match fs::metadata(&path) {
-                Ok(m) if m.is_dir() => self.dir(&path, in_db),
+                Ok(m) if m.is_dir() => {
+                    if !is_link || self.follows_dir_link(&path) {
+                        self.dir(&path, in_db)
+                    }
+                }
                 Ok(m) => {
+                    if is_link {
+                        self.note_file_link(&path);
+                    }
                     let file = match (in_db, special_file(&path, &m)) {
                         (_, Some(special)) => special,
                         (Some(role), None) => BookieFile { path, kind: FileKind::RocksDbFile { role }, note: None },
@@ -449,8 +545,9 @@ impl Walk {
                     };
                     self.files.push(file);
                 }
-                // A dangling link or a file gone since the listing.
-                Err(e) => self.notes.push(format!("{}: not read ({e})", path.display())),
+                // A dangling link, a file gone since the listing, or one in a
+                // directory that may be listed but not entered.
+                Err(e) => self.not_read(&path, &e),
             }
         }
     }
@@ -461,7 +558,7 @@ impl Walk {
 /// one file.
 pub fn discover(root: &Path) -> Result<BookieLayout> {
     let meta = fs::metadata(root).map_err(|e| Error::io(root, 0, &e))?;
-    let mut walk = Walk { files: Vec::new(), databases: Vec::new(), notes: Vec::new(), visited: BTreeSet::new() };
+    let mut walk = Walk::new(root);
     if meta.is_dir() {
         fs::read_dir(root).map_err(|e| Error::io(root, 0, &e))?;
         // A database named directly keeps its role, though its parent is not walked.
@@ -471,10 +568,10 @@ pub fn discover(root: &Path) -> Result<BookieLayout> {
     }
     walk.files.sort_by(|a, b| a.path.cmp(&b.path));
     walk.databases.sort_by(|a, b| a.path.cmp(&b.path));
-    let Walk { files, databases, mut notes, .. } = walk;
+    let Walk { files, databases, mut notes, unreadable, .. } = walk;
     for f in &files {
         if let Some(n) = &f.note {
-            notes.push(format!("{}: {n}", f.path.display()));
+            notes.push(format!("{}: {n}", escape_path(&f.path)));
         }
     }
 
@@ -500,9 +597,7 @@ pub fn discover(root: &Path) -> Result<BookieLayout> {
                 index_dirs.insert(bookie_dir_of(f));
             }
             FileKind::Cookie => {
-                let cookie = fs::read(&f.path)
-                    .map_err(|e| Error::io(&f.path, 0, &e))
-                    .and_then(|data| Cookie::parse(&data).map_err(|e| e.in_file(&f.path)));
+                let cookie = super::cookie::read_cookie_file(&f.path);
                 if let Err(e) = &cookie {
                     notes.push(format!("{}: cookie not read ({e})", f.path.display()));
                 }
@@ -582,6 +677,7 @@ pub fn discover(root: &Path) -> Result<BookieLayout> {
         dir_pairs,
         storage,
         notes,
+        unreadable,
     })
 }
 
@@ -831,6 +927,85 @@ mod tests {
         let one = discover(&t.0.join("b/ledgers/current/0.log")).unwrap();
         assert_eq!(one.files.len(), 1);
         assert!(discover(&t.0.join("nothing")).is_err());
+    }
+
+    /// A link to a directory holding the tree, or to a directory outside it that is
+    /// no bookie directory, is not walked: its files are not this bookie's.
+    #[test]
+    fn directory_links_out_of_the_tree_are_noted_not_followed() {
+        let t = TempDir::new("links-out");
+        t.file("bk/ledgers/current/0.log", b"BKLO");
+        t.file("elsewhere/logs/5.log", b"BKLO");
+        let bk = t.0.join("bk");
+        std::os::unix::fs::symlink(&t.0, bk.join("ledgers/current/up")).unwrap();
+        std::os::unix::fs::symlink(t.0.join("elsewhere"), bk.join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(t.0.join("bk/ledgers"), bk.join("loop")).unwrap();
+        let layout = discover(&bk).unwrap();
+        assert_eq!(kinds(&layout, &bk), [("ledgers/current/0.log".to_string(), "entry_log")]);
+        let real = fs::canonicalize(&t.0).unwrap();
+        for (link, target) in [("ledgers/current/up", real.clone()), ("elsewhere", real.join("elsewhere"))] {
+            let named = format!("{}: a link to the directory {}", bk.join(link).display(), target.display());
+            assert!(layout.notes.iter().any(|n| n.starts_with(&named) && n.ends_with("not followed")), "{named} {:?}", layout.notes);
+        }
+        // A link inside the tree is no finding (its directory is walked once).
+        assert_eq!(layout.notes.len(), 2, "{:?}", layout.notes);
+        assert!(layout.unreadable.is_empty());
+    }
+
+    /// A ledger directory on another disk, linked from the bookie root, and a link
+    /// given as the root: both walked as before. A file linked from elsewhere is read
+    /// and noted.
+    #[test]
+    fn links_to_bookie_directories_elsewhere_are_followed() {
+        let t = TempDir::new("links-bookie");
+        t.file("bk/journal/current/1.txn", b"BKLG");
+        t.file("disk2/ledgers/current/0.log", b"BKLO");
+        t.file("disk2/ledgers/current/0/3/3.idx", b"BKLE");
+        t.file("disk3/current/lastId", b"0\n");
+        t.file("disk4/7.log", b"BKLO");
+        let bk = t.0.join("bk");
+        std::os::unix::fs::symlink(t.0.join("disk2/ledgers"), bk.join("ledgers")).unwrap();
+        fs::create_dir_all(bk.join("index")).unwrap();
+        std::os::unix::fs::symlink(t.0.join("disk3/current"), bk.join("index/current")).unwrap();
+        std::os::unix::fs::symlink(t.0.join("disk4/7.log"), bk.join("ledgers/current/7.log")).unwrap();
+        let layout = discover(&bk).unwrap();
+        let found = kinds(&layout, &bk);
+        assert_eq!(
+            found,
+            [
+                ("index/current/lastId".to_string(), "last_id"),
+                ("journal/current/1.txn".into(), "journal"),
+                ("ledgers/current/0/3/3.idx".into(), "index"),
+                ("ledgers/current/0.log".into(), "entry_log"),
+                ("ledgers/current/7.log".into(), "entry_log"),
+            ]
+        );
+        assert_eq!(layout.storage, Some(StorageKind::InterleavedLedgerStorage));
+        let disk4 = fs::canonicalize(t.0.join("disk4/7.log")).unwrap();
+        assert_eq!(layout.notes, [format!("{}: a link to {}, outside the tree", bk.join("ledgers/current/7.log").display(), disk4.display())]);
+        let link = t.0.join("bk-link");
+        std::os::unix::fs::symlink(&bk, &link).unwrap();
+        let through = discover(&link).unwrap();
+        assert_eq!(kinds(&through, &link), found);
+        assert_eq!(through.notes, layout.notes.iter().map(|n| n.replacen("/bk/", "/bk-link/", 1)).collect::<Vec<_>>());
+    }
+
+    /// Names are bytes: a tree under a directory whose name is not UTF-8 is walked,
+    /// and notes spell such a path escaped.
+    #[test]
+    fn paths_that_are_not_utf8_are_walked_and_escaped_in_notes() {
+        use std::os::unix::ffi::OsStrExt;
+        let t = TempDir::new("non-utf8");
+        let odd = t.0.join(std::ffi::OsStr::from_bytes(b"bk-\xff"));
+        fs::create_dir_all(odd.join("ledgers/current")).unwrap();
+        fs::write(odd.join("ledgers/current/0.log"), b"BKLO").unwrap();
+        fs::write(odd.join("ledgers/current/a.log"), b"INFO text\n").unwrap();
+        let layout = discover(&odd).unwrap();
+        assert_eq!(layout.files.len(), 2);
+        assert_eq!(layout.files[0].path, odd.join("ledgers/current/0.log"));
+        assert_eq!(layout.ledger_dirs, [odd.join("ledgers")]);
+        let escaped = format!("{}/bk-\\xff/ledgers/current/a.log", t.0.display());
+        assert!(layout.notes.iter().any(|n| n.starts_with(&escaped)), "{:?}", layout.notes);
     }
 
     #[test]

@@ -98,14 +98,14 @@ impl Status {
     }
 }
 
-/// A copy as the audit keeps it: 32 bytes, so tens of millions fit.
+/// A copy as the audit keeps it: 24 bytes, so tens of millions fit (the
+/// last-add-confirmed matters only as each ledger's highest, kept per ledger).
 #[derive(Debug, Clone, Copy)]
 struct CopyRow {
     ledger: u32,
     bookie: u16,
     verdict: u8,
     entry: i64,
-    lac: i64,
     hash: u64,
 }
 
@@ -122,6 +122,8 @@ pub struct Audit {
     incomplete: Vec<bool>,
     ledgers: Vec<(i64, i64)>,
     ledger_index: HashMap<(i64, i64), u32>,
+    /// Per ledger, the highest last-add-confirmed a good copy carries (-1: none).
+    max_lac: Vec<i64>,
     copies: Vec<CopyRow>,
 }
 
@@ -212,6 +214,10 @@ impl Audit {
             }
             let key = (if scope.is_null(i) { 0 } else { scope.value(i) }, ledger.value(i));
             let l = self.ledger_number(key)?;
+            if v.is_good() && !lac.is_null(i) {
+                let m = &mut self.max_lac[l as usize];
+                *m = (*m).max(lac.value(i));
+            }
             self.copies.push(CopyRow {
                 ledger: l,
                 bookie: b,
@@ -221,7 +227,6 @@ impl Audit {
                     _ => BAD,
                 },
                 entry: entry.value(i),
-                lac: if lac.is_null(i) { -1 } else { lac.value(i) },
                 hash: if hash.is_null(i) { 0 } else { hash.value(i) as u64 },
             });
         }
@@ -234,8 +239,15 @@ impl Audit {
         }
         let l = u32::try_from(self.ledgers.len()).map_err(|_| Error::invalid_argument("too many ledgers for one audit"))?;
         self.ledgers.push(key);
+        self.max_lac.push(-1);
         self.ledger_index.insert(key, l);
         Ok(l)
+    }
+
+    /// Room for `copies` more copies at once (the inputs' row counts, when known):
+    /// no doubling of a vector of tens of millions on the way.
+    pub fn reserve(&mut self, copies: usize) {
+        self.copies.reserve_exact(copies);
     }
 
     /// Audits the copies against `metadata` (per `(scope, ledger)`), or, without
@@ -263,7 +275,7 @@ impl Audit {
             let key = self.ledgers[l as usize];
             let copies = &self.copies[starts[l as usize]..starts[l as usize + 1]];
             let md = metadata.and_then(|m| m.get(&key));
-            let ledger = LedgerAudit::new(key, copies, &self.incomplete);
+            let ledger = LedgerAudit::new(key, copies, &self.incomplete, self.max_lac[l as usize]);
             match (metadata.is_some(), md) {
                 (_, Some(md)) => ledger.against_metadata(md, &mut out),
                 (true, None) => ledger.orphan(&mut out),
@@ -305,6 +317,8 @@ impl<'a> Texts<'a> {
 /// One ledger's copies, grouped by entry.
 struct LedgerAudit<'a> {
     key: (i64, i64),
+    /// The highest last-add-confirmed a good copy carries (-1: none).
+    max_lac: i64,
     copies: &'a [CopyRow],
     incomplete: &'a [bool],
     runs: Runs,
@@ -320,19 +334,17 @@ struct EntryCopies {
     holders: Vec<u16>,
     verified_hashes: BTreeSet<u64>,
     verified_holders: Vec<u16>,
-    max_lac: i64,
 }
 
 impl EntryCopies {
     fn of(copies: &[CopyRow]) -> Self {
-        let mut e = EntryCopies { max_lac: -1, ..EntryCopies::default() };
+        let mut e = EntryCopies::default();
         for c in copies {
             push_unique(&mut e.holders, c.bookie);
             match c.verdict {
                 BAD => push_unique(&mut e.bad, c.bookie),
                 v => {
                     push_unique(&mut e.good, c.bookie);
-                    e.max_lac = e.max_lac.max(c.lac);
                     if v == VERIFIED {
                         e.verified_hashes.insert(c.hash);
                         push_unique(&mut e.verified_holders, c.bookie);
@@ -352,8 +364,8 @@ fn push_unique(v: &mut Vec<u16>, b: u16) {
 }
 
 impl<'a> LedgerAudit<'a> {
-    fn new(key: (i64, i64), copies: &'a [CopyRow], incomplete: &'a [bool]) -> Self {
-        LedgerAudit { key, copies, incomplete, runs: Runs::default(), counts: [0; Status::ALL.len()] }
+    fn new(key: (i64, i64), copies: &'a [CopyRow], incomplete: &'a [bool], max_lac: i64) -> Self {
+        LedgerAudit { key, max_lac, copies, incomplete, runs: Runs::default(), counts: [0; Status::ALL.len()] }
     }
 
     /// The copies grouped by entry id, in entry order.
@@ -397,7 +409,7 @@ impl<'a> LedgerAudit<'a> {
     }
 
     fn copies_only(mut self, out: &mut Output) {
-        let max_lac = self.copies.iter().filter(|c| c.verdict != BAD).map(|c| c.lac).max().unwrap_or(-1);
+        let max_lac = self.max_lac;
         let mut next = 0i64;
         for (entry, group) in self.entries() {
             for missing in next..entry.min(max_lac.saturating_add(1)) {
@@ -423,7 +435,7 @@ impl<'a> LedgerAudit<'a> {
         let last_entry = match md.state {
             LedgerState::Closed => md.last_entry_id,
             LedgerState::Open | LedgerState::InRecovery => {
-                let max_lac = self.copies.iter().filter(|c| c.verdict != BAD).map(|c| c.lac).max().unwrap_or(-1);
+                let max_lac = self.max_lac;
                 let last_start = md.ensembles.last().map_or(0, |s| s.first_entry_id);
                 max_lac.max(last_start - 1)
             }

@@ -323,6 +323,22 @@ pub fn read_vec_at(source: &dyn ReadAt, offset: u64, len: usize) -> Result<Vec<u
     Ok(buf)
 }
 
+/// A small file's bytes (a cookie, `lastMark`, `lastId`, a dumped znode): at most
+/// `max_len` of them. Anything but a regular file is refused at once, as
+/// [`FileSource::open`] does (a FIFO would block, a device never ends), and a
+/// larger file is an error naming it and its size, not read; the read stops at the
+/// length the file had when opened, so one still growing cannot make it more.
+/// `what` names the file in errors ("cookie", "znode").
+pub fn read_small_file(path: &Path, max_len: u64, what: &str) -> Result<Vec<u8>> {
+    let source = FileSource::open(path)?;
+    let len = source.len();
+    if len > max_len {
+        return Err(Error::corrupt(0, format!("a {what} of {len} bytes is larger than any (at most {max_len})")).in_file(path));
+    }
+    // Within max_len, which the caller keeps small.
+    read_vec_at(&source, 0, len as usize)
+}
+
 pub(crate) fn io_error(source: &dyn ReadAt, offset: u64, e: io::Error) -> Error {
     match source.path() {
         Some(p) => Error::io(p, offset, &e),
@@ -399,6 +415,29 @@ mod tests {
         assert!(e.detail.contains("character device"), "{}", e.detail);
         let e = FileSource::open(dir.join("missing")).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Io);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn small_files_are_read_whole_within_a_bound_and_only_when_regular() {
+        let dir = temp_dir("small");
+        let path = dir.join("VERSION");
+        std::fs::write(&path, b"5\nbookieHost: \"b:3181\"\n").unwrap();
+        assert_eq!(read_small_file(&path, 1 << 10, "cookie").unwrap(), b"5\nbookieHost: \"b:3181\"\n");
+        // Larger than the bound: refused without reading it (a sparse gigabyte here).
+        File::create(&path).unwrap().set_len(1 << 30).unwrap();
+        let e = read_small_file(&path, 1 << 20, "cookie").unwrap_err();
+        assert_eq!((e.kind, e.path.as_deref()), (ErrorKind::Corrupt, Some(path.as_path())));
+        assert!(e.detail.contains("cookie of 1073741824 bytes"), "{}", e.detail);
+        // A FIFO is refused at once, not waited on; a device that never ends too.
+        let fifo = dir.join("lastMark");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = read_small_file(&fifo, 16, "lastMark").unwrap_err();
+        assert!(e.detail.contains("FIFO") && e.path.as_deref() == Some(fifo.as_path()), "{e}");
+        let e = read_small_file(Path::new("/dev/zero"), 1 << 20, "cookie").unwrap_err();
+        assert!(e.detail.contains("character device"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

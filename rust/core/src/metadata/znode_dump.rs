@@ -111,22 +111,18 @@ fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
             // A subdirectory that cannot be listed is skipped rather than failing
             // the whole dump; its files simply do not appear.
             let _ = collect_files(&path, out);
-        } else if kind.is_file() || (kind.is_symlink() && path.is_file()) {
+        } else if !kind.is_symlink() || path.metadata().is_ok_and(|m| !m.is_dir()) {
+            // Regular files, and FIFOs, devices and sockets too: those are listed so
+            // that reading refuses them by name (a dangling link is not a znode).
             out.push(path);
         }
     }
     Ok(())
 }
 
+/// A znode's bytes: a regular file of at most [`MAX_ZNODE_FILE_SIZE`] bytes.
 fn read_file(path: &Path) -> Result<Vec<u8>> {
-    let size = fs::metadata(path).map_err(|e| Error::io(path, 0, &e))?.len();
-    if size > MAX_ZNODE_FILE_SIZE {
-        return Err(Error::corrupt(0, format!(
-            "file of {size} bytes is far larger than any znode (limit {MAX_ZNODE_FILE_SIZE})"
-        ))
-        .in_file(path));
-    }
-    fs::read(path).map_err(|e| Error::io(path, 0, &e))
+    crate::files::source::read_small_file(path, MAX_ZNODE_FILE_SIZE, "znode file")
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 //! metadata, and the output must be exactly that long. That size comes from the
 //! data, so before anything is allocated it is checked against what the compressed
 //! bytes could possibly expand to (each codec's worst-case ratio); ZLIB and ZSTD
-//! output then grows only as fast as the stream really produces it.
+//! output then grows only as fast as the stream really produces it. Output buffers
+//! are grown with `try_reserve`: memory running out is an error, never an abort.
 //!
 //! - LZ4: a raw block (no frame, no size prefix), the C library's
 //!   `LZ4_decompress_safe` through `lz4`.
@@ -87,6 +88,28 @@ impl Compression {
     }
 }
 
+impl Compression {
+    /// Whether `compressed_len` bytes of this codec can hold `uncompressed_size`
+    /// bytes at all ([`max_output`](Self::max_output)): a size that fails this is
+    /// false whatever the bytes are, and is refused before anything is allocated.
+    pub fn check_size(self, compressed_len: usize, uncompressed_size: u64) -> Result<(), CodecError> {
+        let limit = self.max_output(compressed_len);
+        if uncompressed_size <= limit {
+            return Ok(());
+        }
+        fail(
+            self,
+            if self == Compression::None {
+                format!("uncompressed_size {uncompressed_size} differs from the {compressed_len} bytes stored")
+            } else {
+                format!(
+                    "uncompressed_size {uncompressed_size} is more than {compressed_len} compressed bytes can hold (at most {limit})"
+                )
+            },
+        )
+    }
+}
+
 /// Why a payload did not decompress. The caller adds the entry and offset.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CodecError(pub String);
@@ -128,20 +151,7 @@ impl Decompressor {
         uncompressed_size: u64,
         out: &mut Vec<u8>,
     ) -> Result<(), CodecError> {
-        let limit = codec.max_output(input.len());
-        if uncompressed_size > limit {
-            return fail(
-                codec,
-                if codec == Compression::None {
-                    format!("uncompressed_size {uncompressed_size} differs from the {} bytes stored", input.len())
-                } else {
-                    format!(
-                        "uncompressed_size {uncompressed_size} is more than {} compressed bytes can hold (at most {limit})",
-                        input.len()
-                    )
-                },
-            );
-        }
+        codec.check_size(input.len(), uncompressed_size)?;
         // At most 2^32 - 1 (a uint32 field) and under the ratio limit: it fits in memory.
         let size = uncompressed_size as usize;
         match codec {
@@ -158,7 +168,7 @@ impl Decompressor {
                     return fail(codec, format!("a block of {} bytes for {size} is beyond what LZ4 handles", input.len()));
                 }
                 // The block overwrites every byte it reports; only new room is zeroed.
-                fit(out, size);
+                fit(codec, out, size)?;
                 // `LZ4_decompress_safe` never writes or reads outside the two buffers.
                 match lz4::block::decompress_to_buffer(input, Some(size as i32), out) {
                     Ok(n) if n == size => {}
@@ -172,7 +182,7 @@ impl Decompressor {
                     Ok(n) => return fail(codec, format!("block holds {n} bytes, uncompressed_size is {size}")),
                     Err(e) => return fail(codec, format!("bad block: {e}")),
                 }
-                fit(out, size);
+                fit(codec, out, size)?;
                 match snap::raw::Decoder::new().decompress(input, out) {
                     Ok(n) if n == size => {}
                     Ok(n) => return fail(codec, format!("block holds {n} bytes, uncompressed_size is {size}")),
@@ -198,30 +208,39 @@ impl Decompressor {
     }
 }
 
+/// Room for `more` bytes past `out`'s length, or an error when memory runs out.
+fn reserve(codec: Compression, out: &mut Vec<u8>, more: usize) -> Result<(), CodecError> {
+    out.try_reserve_exact(more)
+        .or_else(|_| fail(codec, format!("no memory for {} bytes of output", out.len().saturating_add(more))))
+}
+
 /// Makes `out` exactly `size` long, zeroing only bytes it did not have.
-fn fit(out: &mut Vec<u8>, size: usize) {
+fn fit(codec: Compression, out: &mut Vec<u8>, size: usize) -> Result<(), CodecError> {
     if out.len() >= size {
         out.truncate(size);
     } else {
+        reserve(codec, out, size - out.len())?;
         out.resize(size, 0);
     }
+    Ok(())
 }
 
 /// Grows `out` for the next streaming step: by what was produced so far (at least
 /// [`GROWTH_STEP`]), never past one byte more than `size` (room to see an overrun).
-fn grow(out: &mut Vec<u8>, size: usize) {
+fn grow(codec: Compression, out: &mut Vec<u8>, size: usize) -> Result<(), CodecError> {
     let room = out.capacity() - out.len();
     if room == 0 {
         let step = out.len().max(GROWTH_STEP).min(size + 1 - out.len());
-        out.reserve_exact(step);
+        reserve(codec, out, step)?;
     }
+    Ok(())
 }
 
 /// A zlib stream, terminated or (as Java writes it) ending at a sync flush.
 fn inflate(inflater: &mut Decompress, input: &[u8], size: usize, out: &mut Vec<u8>) -> Result<(), CodecError> {
     let codec = Compression::Zlib;
     loop {
-        grow(out, size);
+        grow(codec, out, size)?;
         let (in_before, out_before) = (inflater.total_in(), inflater.total_out());
         let status = inflater
             .decompress_vec(&input[in_before as usize..], out, FlushDecompress::None)
@@ -264,7 +283,7 @@ fn zstd_decompress(dctx: &mut DCtx<'static>, input: &[u8], size: usize, out: &mu
     let mut src = InBuffer::around(input);
     let mut frame_done = false;
     while src.pos() < input.len() || !frame_done {
-        grow(out, size);
+        grow(codec, out, size)?;
         let pos = out.len();
         let (before_in, hint) = {
             let before_in = src.pos();

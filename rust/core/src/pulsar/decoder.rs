@@ -10,6 +10,15 @@
 //! read is one row with its `error` and its bytes as `payload`; messages read
 //! before the damage inside a batch keep their rows. Under [`OnError::Raise`] the
 //! first problem is returned, naming the entry and the byte offset in it.
+//!
+//! Memory is bounded by the batch, whatever sizes the data declares: a payload is
+//! decompressed only when its declared size is at most
+//! [`max_message_bytes`](DecoderOptions::max_message_bytes) (else its row is flagged
+//! with the size, and holds the bytes as stored), a batch is finished as soon as the
+//! bytes it holds reach [`batch_bytes`](DecoderOptions::batch_bytes), and a caller
+//! that reads with [`MessageDecoder::push_record_batch_from`] takes each batch
+//! before the next entry is decompressed. Without a payload column, a message that
+//! is not a batch is not decompressed at all: its metadata is its row.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -64,6 +73,12 @@ pub struct DecoderOptions {
     pub batch_bytes: usize,
     /// Chunks of incomplete messages kept in memory, at most.
     pub max_pending_chunk_bytes: usize,
+    /// The most bytes one payload (a message, a batch, a chunked message put back
+    /// together) is decompressed to: a larger `uncompressed_size` is a flagged row.
+    pub max_message_bytes: usize,
+    /// Every row goes into one batch: input that needs a second one is refused as
+    /// soon as the first is full (rather than after decoding all of it).
+    pub single_batch: bool,
     /// The stored payload bytes and the entries of the whole input, when the
     /// caller knows them: the first batch makes room for what they will decode to
     /// (estimated from the first entry) instead of growing as it fills.
@@ -80,6 +95,8 @@ impl Default for DecoderOptions {
             batch_rows: 64 * 1024,
             batch_bytes: 64 << 20,
             max_pending_chunk_bytes: 1 << 30,
+            max_message_bytes: MAX_MESSAGE_BYTES,
+            single_batch: false,
             expected_input: None,
         }
     }
@@ -87,6 +104,15 @@ impl Default for DecoderOptions {
 
 /// Largest value an Arrow `binary` column can hold in one batch.
 const MAX_ARROW_VALUES: usize = i32::MAX as usize;
+
+/// Default [`DecoderOptions::max_message_bytes`]: four default batches. Pulsar's
+/// own limit is on the stored bytes (5 MiB by default); only chunked messages and
+/// the rare batch of highly compressible data come near this.
+pub const MAX_MESSAGE_BYTES: usize = 256 << 20;
+
+/// The decompression buffer is kept for the next entry up to this size; a larger
+/// one (a rare huge message) is given back rather than held for the decoder's life.
+const KEEP_SCRATCH: usize = 64 << 20;
 
 /// Counts of what was read, for summaries.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -190,6 +216,26 @@ impl MessageDecoder {
         Ok(self.ready.drain(..).collect())
     }
 
+    /// Ends the batch being built because it is full: finished, or refused when every
+    /// row must go into one batch.
+    fn batch_full(&mut self) -> Result<()> {
+        if self.options.single_batch {
+            return Err(Error::invalid_argument(
+                "the messages hold more payload bytes than one record batch can (2 GiB): read them as a stream of batches",
+            ));
+        }
+        self.flush()
+    }
+
+    /// After an entry's rows: a batch holding its bytes' worth is finished now, so a
+    /// caller taking batches as they come has it before the next entry is decompressed.
+    fn end_full_batch(&mut self) -> Result<()> {
+        if !self.options.single_batch && self.batch_bytes >= self.options.batch_bytes && !self.builder.is_empty() {
+            return self.flush();
+        }
+        Ok(())
+    }
+
     /// Finishes the rows so far into a batch (for a caller that stops early).
     pub fn flush(&mut self) -> Result<()> {
         if !self.builder.is_empty() {
@@ -243,9 +289,9 @@ impl MessageDecoder {
             self.counts.rows += now.len() as u64;
             self.counts.error_rows += now.iter().filter(|m| m.error.or(entry.error).is_some()).count() as u64;
             if later.is_empty() {
-                return Ok(());
+                return self.end_full_batch();
             }
-            self.flush()?;
+            self.batch_full()?;
             rest = later;
         }
     }
@@ -265,9 +311,9 @@ impl MessageDecoder {
                 self.counts.error_rows += (to - from) as u64;
             }
             if to == plain.len() {
-                return Ok(());
+                return self.end_full_batch();
             }
-            self.flush()?;
+            self.batch_full()?;
             from = to;
         }
     }
@@ -410,6 +456,13 @@ impl MessageDecoder {
             return self.chunk(ctx, entry, raw, frame, &properties, payload_at);
         }
         let entry = EntryRow { kind: Some(if md.marker_type.is_some() { kind::MARKER } else { kind::MESSAGE }), ..entry };
+        if batch_size.is_none() && self.options.payload == PayloadMode::None {
+            // The row is the metadata's: nothing to decompress, only sizes to check.
+            return match self.check_stored(md, frame.payload, payload_at) {
+                Err(e) => self.flag(ctx, entry, raw, &properties, e),
+                Ok(()) => self.push_rows(&entry, &[raw], &properties, meta_bytes),
+            };
+        }
         // Views of decompressed payloads point into a buffer of the entry's own,
         // which the batch keeps; copies come from a scratch buffer reused.
         let views = self.options.payload == PayloadMode::BinaryView;
@@ -443,24 +496,59 @@ impl MessageDecoder {
             }
         };
         if !views {
-            self.scratch = scratch;
+            self.keep_scratch(scratch);
         }
         result
     }
 
-    /// Decompresses a payload into `out` (true), or leaves it as stored (false: no codec).
-    fn uncompressed(&mut self, md: &MessageMetadata, stored: &[u8], at: u64, out: &mut Vec<u8>) -> Result<bool> {
+    /// Keeps the decompression buffer for the next entry, unless it grew huge.
+    fn keep_scratch(&mut self, mut scratch: Vec<u8>) {
+        if scratch.capacity() > KEEP_SCRATCH {
+            scratch = Vec::new();
+        }
+        self.scratch = scratch;
+    }
+
+    /// The payload's codec (none: stored as is) and the size it declares.
+    fn codec_of(md: &MessageMetadata, at: u64) -> Result<(Compression, u64)> {
         let codec = md
             .compression
             .map_or(Some(Compression::None), Compression::from_proto)
             .ok_or_else(|| Error::corrupt(at, format!("unknown compression type {}", md.compression.unwrap_or(0))))?;
+        Ok((codec, md.uncompressed_size.unwrap_or(0) as u64))
+    }
+
+    /// What can be checked of a stored payload without decompressing it: a known
+    /// codec, and a declared size the stored bytes can hold.
+    fn check_stored(&self, md: &MessageMetadata, stored: &[u8], at: u64) -> Result<()> {
+        let (codec, size) = Self::codec_of(md, at)?;
+        if codec == Compression::None {
+            return Ok(());
+        }
+        codec.check_size(stored.len(), size).map_err(|e| Error::corrupt(at, e.0))
+    }
+
+    /// Decompresses a payload into `out` (true), or leaves it as stored (false: no codec).
+    fn uncompressed(&mut self, md: &MessageMetadata, stored: &[u8], at: u64, out: &mut Vec<u8>) -> Result<bool> {
+        let (codec, size) = Self::codec_of(md, at)?;
         if codec == Compression::None {
             // Java's codec for NONE returns the bytes as they are, whatever uncompressed_size says.
             return Ok(false);
         }
-        self.decompressor
-            .decompress(codec, stored, md.uncompressed_size.unwrap_or(0) as u64, out)
-            .map_err(|e| Error::corrupt(at, e.0))?;
+        codec.check_size(stored.len(), size).map_err(|e| Error::corrupt(at, e.0))?;
+        let max = self.options.max_message_bytes;
+        if size > max as u64 {
+            // Perhaps true (a bomb is honest about its size), but more than a batch may hold.
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                at,
+                format!(
+                    "{}: uncompressed_size {size} is more than the {max} bytes a message may decompress to (max_message_bytes): not decompressed",
+                    codec.name()
+                ),
+            ));
+        }
+        self.decompressor.decompress(codec, stored, size, out).map_err(|e| Error::corrupt(at, e.0))?;
         Ok(true)
     }
 
@@ -657,7 +745,6 @@ impl MessageDecoder {
             },
         };
         let checksum_ok = chunks.iter().try_fold(true, |all, c| c.checksum_ok.map(|ok| all && ok));
-        let stored: Vec<u8> = chunks.iter().flat_map(|c| c.data.iter().copied()).collect();
         let md = &last.metadata;
         let entry = EntryRow {
             ids: last.ids,
@@ -676,9 +763,25 @@ impl MessageDecoder {
             message_index: last.broker.as_ref().and_then(|b| b.index).map(|i| i as i64),
             ..Default::default()
         };
+        // The chunks were held in memory already (within max_pending_chunk_bytes).
+        let total: usize = chunks.iter().map(|c| c.data.len()).sum();
+        let mut stored = Vec::new();
+        if stored.try_reserve_exact(total).is_err() {
+            let e = Error::invalid_argument(format!("no memory to put the {total} bytes of a chunked message together"));
+            return self.flag(&ctx, entry, row, &properties, e);
+        }
+        for c in &chunks {
+            stored.extend_from_slice(&c.data);
+        }
         if let Some(total) = md.total_chunk_msg_size.filter(|&t| t as i64 != stored.len() as i64) {
             let e = Error::corrupt(0, format!("chunks hold {} bytes, total_chunk_msg_size is {total}", stored.len()));
             return self.flag(&ctx, entry, MessageRow { payload: Some(&stored), ..row }, &properties, e);
+        }
+        if self.options.payload == PayloadMode::None {
+            return match self.check_stored(md, &stored, 0) {
+                Err(e) => self.flag(&ctx, entry, MessageRow { payload: Some(&stored), ..row }, &properties, e),
+                Ok(()) => self.push_rows(&entry, &[MessageRow { payload: Some(&stored), ..row }], &properties, 0),
+            };
         }
         let mut scratch = std::mem::take(&mut self.scratch);
         let result = match self.uncompressed(md, &stored, 0, &mut scratch) {
@@ -688,7 +791,7 @@ impl MessageDecoder {
                 self.push_rows(&entry, &[MessageRow { payload: Some(payload), ..row }], &properties, 0)
             }
         };
-        self.scratch = scratch;
+        self.keep_scratch(scratch);
         result
     }
 
@@ -847,6 +950,19 @@ impl MessageDecoder {
     /// skipped). Columns are found by name; others are ignored. Rows are numbered
     /// from `first_index` in errors.
     pub fn push_record_batch(&mut self, batch: &RecordBatch, first_index: u64) -> Result<()> {
+        self.push_entry_rows(batch, first_index, 0, false).map(drop)
+    }
+
+    /// [`push_record_batch`](Self::push_record_batch) from row `from` on, stopping
+    /// after the entry that finished a batch of messages: a caller that takes each
+    /// batch ([`pop_batch`](Self::pop_batch)) before going on holds one at a time,
+    /// however much the entries decompress to. Returns the row to go on from (the
+    /// batch's row count once every row is read).
+    pub fn push_record_batch_from(&mut self, batch: &RecordBatch, first_index: u64, from: usize) -> Result<usize> {
+        self.push_entry_rows(batch, first_index, from, true)
+    }
+
+    fn push_entry_rows(&mut self, batch: &RecordBatch, first_index: u64, from: usize, stop_at_batch: bool) -> Result<usize> {
         let column = |name: &str| batch.column_by_name(name).map(|c| c.as_ref());
         let payload = column("payload").ok_or_else(|| {
             Error::invalid_argument(
@@ -860,7 +976,8 @@ impl MessageDecoder {
         let scope_id = column("scope_id").map(|c| IdColumn::new(c, "scope_id")).transpose()?;
         let error = column("error").map(|c| TextColumn::new(c, "error")).transpose()?;
         let record_type = column("record_type").map(|c| TextColumn::new(c, "record_type")).transpose()?;
-        for i in 0..batch.num_rows() {
+        let ready = self.ready.len();
+        for i in from..batch.num_rows() {
             // Journal records other than entries (keys, fences, LACs, padding) are not messages.
             if let Some(t) = record_type.as_ref().and_then(|c| c.get(i)) {
                 if t != "entry" && t != "damage" {
@@ -874,8 +991,11 @@ impl MessageDecoder {
             };
             let entry_error = error.as_ref().and_then(|c| c.get(i));
             self.push_entry(first_index + i as u64, ids, payload.get(i), entry_error)?;
+            if stop_at_batch && self.ready.len() > ready {
+                return Ok(i + 1);
+            }
         }
-        Ok(())
+        Ok(batch.num_rows())
     }
 
     /// Reads an array of entry payloads (no ids); nulls are skipped.

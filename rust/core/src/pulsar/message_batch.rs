@@ -382,6 +382,8 @@ pub struct MessageBatchBuilder {
     compacted_out: RunBools,
     message_index: PrimitiveColumn<Int64Type>,
     payload: PayloadColumnBuilder,
+    /// Why a payload could not be appended (no memory): the batch fails at finish.
+    payload_failed: Option<Error>,
     /// The buffers payloads may be views of (kept to give a new payload column).
     view_sources: Vec<Buffer>,
     error: RunBytes,
@@ -440,6 +442,7 @@ impl MessageBatchBuilder {
             compacted_out: RunBools::default(),
             message_index: PrimitiveColumn::with_capacity(rows),
             payload: PayloadColumnBuilder::new(options.payload, rows, payload_bytes),
+            payload_failed: None,
             view_sources: Vec::new(),
             error: RunBytes::utf8(),
         }
@@ -608,13 +611,11 @@ impl MessageBatchBuilder {
         );
         extend_column(&mut self.message_index, every.message_index, rows.iter().map(|m| m.message_index));
         self.payload_bytes += bytes;
-        if every.payload && self.payload.has_room(bytes) {
-            self.payload.append_all(rows.iter().map(|m| m.payload.unwrap_or_default()));
-        } else {
+        if !(every.payload && self.payload.has_room(bytes) && self.payload.append_all(rows.iter().map(|m| m.payload.unwrap_or_default())).is_ok()) {
             for m in rows {
                 match m.payload {
                     // The decoder finishes the batch before payloads outgrow a column.
-                    Some(p) => drop(self.payload.append(p)),
+                    Some(p) => self.append_payload(p),
                     None => self.payload.append_null(),
                 }
             }
@@ -675,16 +676,23 @@ impl MessageBatchBuilder {
         let payloads = &plain.payload[rows];
         let bytes: usize = payloads.iter().map(|&(_, len)| len as usize).sum();
         self.payload_bytes += bytes;
-        if self.payload.has_room(bytes) {
-            self.payload.append_all(payloads.iter().map(|&p| range_of(batch, p)));
-        } else {
+        if !(self.payload.has_room(bytes) && self.payload.append_all(payloads.iter().map(|&p| range_of(batch, p))).is_ok()) {
             for &p in payloads {
                 // The decoder finishes the batch before payloads outgrow a column.
-                drop(self.payload.append(range_of(batch, p)));
+                self.append_payload(range_of(batch, p));
             }
         }
         if self.options.flag_errors {
             self.error.push_str_n(entry.error, n);
+        }
+    }
+
+    /// One payload; one that cannot be had (no memory) is a null that keeps the
+    /// rows in line, and the batch fails at finish.
+    fn append_payload(&mut self, payload: &[u8]) {
+        if let Err(e) = self.payload.append(payload) {
+            self.payload_failed.get_or_insert(e);
+            self.payload.append_null();
         }
     }
 
@@ -743,6 +751,9 @@ impl MessageBatchBuilder {
         }
         self.rows = 0;
         self.payload_bytes = 0;
+        if let Some(e) = self.payload_failed.take() {
+            return Err(e);
+        }
         RecordBatch::try_new(self.schema.clone(), columns)
             .map_err(|e| Error::invalid_argument(format!("message batch: {e}")))
     }

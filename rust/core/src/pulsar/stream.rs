@@ -1,6 +1,10 @@
 //! Messages as a stream of batches, read from a stream of entry batches (a file
 //! reader's, several files' one after the other, or any Arrow stream with the
 //! readers' columns).
+//!
+//! Each batch of messages is handed on as soon as it is finished, before the next
+//! entry is read: what the stream holds is one batch, not what a whole batch of
+//! entries decompresses to.
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
@@ -12,6 +16,8 @@ use crate::error::{Error, Result};
 pub struct MessageStream<I> {
     upstream: I,
     decoder: MessageDecoder,
+    /// The entry batch being read: the batch, its first row's number, the next row.
+    current: Option<(RecordBatch, u64, usize)>,
     /// Input rows read so far (entries are numbered by it in errors).
     rows: u64,
     /// The input has ended (or failed) and the decoder was finished.
@@ -22,7 +28,7 @@ pub struct MessageStream<I> {
 
 impl<I: Iterator<Item = Result<RecordBatch>>> MessageStream<I> {
     pub fn new(upstream: I, decoder: MessageDecoder) -> Self {
-        MessageStream { upstream, decoder, rows: 0, done: false, failed: None }
+        MessageStream { upstream, decoder, current: None, rows: 0, done: false, failed: None }
     }
 
     pub fn decoder(&self) -> &MessageDecoder {
@@ -48,12 +54,19 @@ impl<I: Iterator<Item = Result<RecordBatch>>> Iterator for MessageStream<I> {
             if self.done {
                 return self.failed.take().map(Err);
             }
+            if let Some((batch, first, from)) = self.current.take() {
+                match self.decoder.push_record_batch_from(&batch, first, from) {
+                    Ok(next) if next < batch.num_rows() => self.current = Some((batch, first, next)),
+                    Ok(_) => {}
+                    Err(e) => self.fail(e),
+                }
+                continue;
+            }
             match self.upstream.next() {
                 Some(Ok(batch)) => {
-                    if let Err(e) = self.decoder.push_record_batch(&batch, self.rows) {
-                        self.fail(e);
-                    }
+                    let first = self.rows;
                     self.rows += batch.num_rows() as u64;
+                    self.current = Some((batch, first, 0));
                 }
                 Some(Err(e)) => self.fail(e),
                 None => {
@@ -102,6 +115,21 @@ mod tests {
             ],
         )
         .unwrap()
+    }
+
+    #[test]
+    fn each_batch_comes_out_before_the_next_entry_is_decompressed() {
+        use crate::pulsar::testing::{compress, compressed};
+        let n = 100_000;
+        let e = entry(&compressed(metadata("p", 0, 1), 3, n), &compress(3, &vec![0u8; n]), true, None);
+        let entries = vec![e; 10];
+        let options = DecoderOptions { batch_bytes: n, ..Default::default() };
+        let mut s = MessageStream::new(vec![Ok(input(&entries, 0))].into_iter(), MessageDecoder::new(options, HashMap::new()));
+        let first = s.next().unwrap().unwrap();
+        assert_eq!(first.num_rows(), 1);
+        assert_eq!(s.decoder().counts().entries, 1, "the other entries wait until the batch is taken");
+        let rest: Vec<usize> = s.map(|b| b.unwrap().num_rows()).collect();
+        assert_eq!(rest, [1; 9]);
     }
 
     #[test]

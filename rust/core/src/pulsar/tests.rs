@@ -601,3 +601,81 @@ fn output_batches_split_by_rows_and_bytes_without_losing_rows() {
         assert_eq!(concat(&d.schema(), &batches), whole);
     }
 }
+
+/// A non-batched zstd message of `n` zeros, as stored, and its entry.
+fn zstd_zeros(n: usize) -> (Vec<u8>, Vec<u8>) {
+    let stored = compress(3, &vec![0u8; n]);
+    let md = compressed(metadata("p", 0, 1), 3, n);
+    let e = entry(&md, &stored, true, None);
+    (stored, e)
+}
+
+#[test]
+fn a_declared_size_above_max_message_bytes_is_flagged_with_it_not_decompressed() {
+    let (stored, e) = zstd_zeros(50_000);
+    let options = DecoderOptions { max_message_bytes: 10_000, ..Default::default() };
+    let b = decode_with(MessageDecoder::new(options, HashMap::new()), std::slice::from_ref(&e));
+    let error = errors(&b)[0].clone().expect("flagged");
+    assert!(error.contains("uncompressed_size 50000") && error.contains("max_message_bytes"), "{error}");
+    assert_eq!(payloads(&b), [Some(stored.clone())], "the row keeps the bytes as stored");
+    assert_eq!(i64s(&b, "uncompressed_size"), [Some(50_000)]);
+    // A batch entry is refused the same way; a declared size within the bound is read.
+    let mut md = compressed(metadata("p", 0, 1), 3, 50_000);
+    md.num_messages_in_batch = Some(1);
+    let raw = batch(&[(single(0), vec![0u8; 50_000 - 8])]);
+    let mut md_raw = md.clone();
+    md_raw.uncompressed_size = Some(raw.len() as u32);
+    let batched = entry(&md_raw, &compress(3, &raw), true, None);
+    let b = decode_with(MessageDecoder::new(options, HashMap::new()), &[batched]);
+    assert!(errors(&b)[0].as_deref().is_some_and(|e| e.contains("max_message_bytes")));
+    let b = decode_with(MessageDecoder::new(DecoderOptions { max_message_bytes: 50_000, ..options }, HashMap::new()), std::slice::from_ref(&e));
+    assert_eq!((errors(&b), payloads(&b)), (vec![None], vec![Some(vec![0u8; 50_000])]));
+    // Under Raise: the error names the entry, the offset of the payload and the size.
+    let mut d = MessageDecoder::new(DecoderOptions { on_error: OnError::Raise, ..options }, HashMap::new());
+    let err = d.push_entry(0, ids(1, 0), Some(&e), None).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidArgument);
+    assert!(err.detail.contains("entry 0 (ledger 1 entry 0)") && err.detail.contains("50000"), "{err}");
+    assert_eq!(err.offset as usize, e.len() - stored.len());
+}
+
+#[test]
+fn without_a_payload_column_a_message_that_is_not_a_batch_is_not_decompressed() {
+    let (_, e) = zstd_zeros(50_000);
+    // Garbage that declares a size its bytes could hold: only decompressing would tell.
+    let garbage = entry(&compressed(metadata("p", 1, 1), 3, 1000), &[0xAB; 40], true, None);
+    // A size no 40 bytes of zstd can hold is known false from the metadata alone.
+    let impossible = entry(&compressed(metadata("p", 2, 1), 3, u32::MAX as usize), &[0xAB; 40], true, None);
+    let options = DecoderOptions { payload: crate::arrow::PayloadMode::None, max_message_bytes: 10_000, ..Default::default() };
+    let b = decode_with(MessageDecoder::new(options, HashMap::new()), &[e, garbage, impossible]);
+    assert!(b.column_by_name("payload").is_none());
+    assert_eq!(i64s(&b, "sequence_id"), [Some(0), Some(1), Some(2)]);
+    let errors = errors(&b);
+    assert_eq!(errors[..2], [None, None]);
+    assert!(errors[2].as_deref().is_some_and(|e| e.contains("compressed bytes can hold")), "{errors:?}");
+}
+
+#[test]
+fn a_batch_is_finished_once_its_bytes_reach_batch_bytes_not_at_the_next_entry() {
+    let (_, e) = zstd_zeros(5000);
+    let mut d = MessageDecoder::new(DecoderOptions { batch_bytes: 4000, ..Default::default() }, HashMap::new());
+    d.push_entry(0, ids(1, 0), Some(&e), None).unwrap();
+    let full = d.pop_batch().expect("a full batch waits for no further entry");
+    assert_eq!(full.num_rows(), 1);
+    // Rows that do not fill it leave the batch open.
+    let (_, small) = zstd_zeros(100);
+    d.push_entry(1, ids(1, 1), Some(&small), None).unwrap();
+    assert!(d.pop_batch().is_none());
+}
+
+#[test]
+fn a_single_batch_decoder_refuses_the_entry_that_needs_a_second_batch() {
+    let good = entry(&metadata("p", 0, 1), b"ok", true, None);
+    let options = DecoderOptions { batch_rows: 2, single_batch: true, ..Default::default() };
+    let mut d = MessageDecoder::new(options, HashMap::new());
+    d.push_entry(0, ids(1, 0), Some(&good), None).unwrap();
+    d.push_entry(1, ids(1, 1), Some(&good), None).unwrap();
+    let err = d.push_entry(2, ids(1, 2), Some(&good), None).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidArgument);
+    assert!(err.detail.contains("one record batch"), "{err}");
+    assert!(d.pop_batch().is_none());
+}

@@ -477,12 +477,9 @@ pub fn read_dump_dir(root: &Path) -> Result<TopicLedgers> {
     Ok(table)
 }
 
+/// A znode's bytes: a regular file of at most [`MAX_ZNODE_FILE_SIZE`] bytes.
 fn read_file(path: &Path) -> Result<Vec<u8>> {
-    let meta = fs::metadata(path).map_err(|e| Error::io(path, 0, &e))?;
-    if meta.len() > MAX_ZNODE_FILE_SIZE {
-        return Err(Error::corrupt(0, format!("{} bytes is too large for a znode", meta.len())).in_file(path));
-    }
-    fs::read(path).map_err(|e| Error::io(path, 0, &e))
+    crate::files::source::read_small_file(path, MAX_ZNODE_FILE_SIZE, "znode file")
 }
 
 fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
@@ -492,7 +489,8 @@ fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
         if kind.is_dir() {
             // Unreadable subdirectories are skipped, not fatal: the rest of the dump still counts.
             let _ = collect_files(&entry.path(), out);
-        } else if kind.is_file() {
+        } else if !kind.is_symlink() {
+            // FIFOs, devices and sockets too: reading refuses them by name.
             out.push(entry.path());
         }
     }

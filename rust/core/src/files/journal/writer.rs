@@ -11,6 +11,13 @@ use crate::files::journal::{
 
 static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
 
+/// The largest preallocation step taken: 64 times BookKeeper's default (16 MiB).
+/// The zeros are written for real, so a step of a terabyte would fill the disk.
+pub const MAX_PREALLOC_SIZE: u64 = 1 << 30;
+/// The largest alignment taken: BookKeeper's journals use 512 or 4096 bytes, and
+/// each flush writes up to an alignment's worth of padding.
+pub const MAX_ALIGNMENT: u64 = 1 << 20;
+
 /// Appends records to a new journal file.
 ///
 /// `flush` marks where the journal thread would flush a batch: from version 5 it
@@ -33,15 +40,29 @@ fn io_error(offset: u64, e: std::io::Error) -> Error {
 }
 
 impl<W: Write> JournalWriter<W> {
-    /// `version` 4, 5 or 6; `alignment` a positive multiple of 512 (512 is BookKeeper's
-    /// default); `prealloc_size` 0 for no preallocation (BookKeeper's default is 16 MiB).
-    pub fn new(out: W, version: i32, alignment: u64, prealloc_size: u64) -> Result<Self> {
+    /// Refuses what [`JournalWriter::new`] would, before anything is created.
+    pub fn check_options(version: i32, alignment: u64, prealloc_size: u64) -> Result<()> {
         if !(4..=6).contains(&version) {
             return Err(Error::invalid_argument(format!("BookKeeper writes journal versions 4 to 6, not {version}")));
         }
-        if alignment == 0 || alignment & (SECTOR_SIZE - 1) != 0 {
-            return Err(Error::invalid_argument(format!("journal alignment {alignment} is not a positive multiple of 512")));
+        if alignment == 0 || alignment & (SECTOR_SIZE - 1) != 0 || alignment > MAX_ALIGNMENT {
+            return Err(Error::invalid_argument(format!(
+                "alignment {alignment} is not a positive multiple of 512 of at most {MAX_ALIGNMENT} bytes"
+            )));
         }
+        if prealloc_size > MAX_PREALLOC_SIZE {
+            return Err(Error::invalid_argument(format!(
+                "prealloc_size {prealloc_size} is more than {MAX_PREALLOC_SIZE} bytes (BookKeeper's default is 16 MiB)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// `version` 4, 5 or 6; `alignment` a positive multiple of 512 (512 is BookKeeper's
+    /// default) up to [`MAX_ALIGNMENT`]; `prealloc_size` 0 for no preallocation, at
+    /// most [`MAX_PREALLOC_SIZE`] (BookKeeper's default is 16 MiB).
+    pub fn new(out: W, version: i32, alignment: u64, prealloc_size: u64) -> Result<Self> {
+        Self::check_options(version, alignment, prealloc_size)?;
         let prealloc = prealloc_size - prealloc_size % alignment;
         let mut w = JournalWriter { out, version, alignment, pos: 0, prealloc, next_prealloc: prealloc };
         let mut header = vec![0u8; if version >= 5 { SECTOR_SIZE } else { VERSION_HEADER_LEN } as usize];
