@@ -533,14 +533,20 @@ def compare_cluster(run: Run) -> None:
             key,
             f"inventory of {size_name(total)} of 1 KiB entries vs read_entry_log {label} verified, same file",
             "GB/s",
-            ("inventory", gbps(size, ours)),
+            ("bkcodec", gbps(size, ours)),
             (f"read_entry_log {label}", gbps(size, base)),
             {"entries": count, "ns_per_entry": ours / count * 1e9},
         )
 
-    per_bookie = 1_000_000 if run.quick else 10_000_000
-    key = "cluster-audit-3x10M-vs-duckdb" if not run.quick else "cluster-audit-3x1M-vs-duckdb"
-    name = f"audit of 3 bookies x {per_bookie // 1_000_000}M entries (inventories) vs DuckDB join + group-by, whole process"
+    key = "cluster-audit-3x10M-vs-duckdb"
+    name = "audit of 3 bookies x 10M entries (inventories) vs DuckDB join + group-by, whole process"
+    if run.quick:
+        # The target's scale takes a minute; a small one shows the path works.
+        run.skip(key, name, "skipped in --quick (a 3 x 200k audit runs instead)")
+        key, per_bookie = "cluster-audit-3x200k-vs-duckdb", 200_000
+        name = "audit of 3 bookies x 200k entries (inventories) vs DuckDB join + group-by, whole process"
+    else:
+        per_bookie = 10_000_000
     if importlib.util.find_spec("duckdb") is None:
         run.skip(key, name, "duckdb is not installed (pip install 'bkcodec[test]')")
         return
@@ -552,7 +558,7 @@ def compare_cluster(run: Run) -> None:
     def child(fn: str) -> tuple[float, float]:
         code = f"import sys; sys.path.insert(0, {bench_dir!r}); from benchmarks import _cluster; _cluster.{fn}({per_bookie})"
         started = time.perf_counter()
-        process = subprocess.Popen([sys.executable, "-c", code])
+        process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL)
         _, status, usage = os.wait4(process.pid, 0)
         if status != 0:
             raise AssertionError(f"{fn} failed (status {status})")

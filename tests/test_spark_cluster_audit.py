@@ -54,3 +54,24 @@ def test_the_spark_audit_gives_the_local_audits_rows(spark, sim, tmp_path, capsy
 
 def _rows_of(rows: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
+
+
+def test_the_inventory_job_writes_one_inventory_per_bookie_that_audits_alike(spark, sim, tmp_path, capsys):
+    from bkcodec_spark.jobs import cluster_inventory
+
+    inputs = [str(b.dir) for b in sim.bookies if b.in_audit]
+    out = tmp_path / "inventories"
+    code = cluster_inventory.main([*inputs, str(out), "--metadata", str(sim.metadata_dir)], spark=spark)
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    files = sorted(out.glob("*.parquet"))
+    assert len(files) == len(inputs) and all(f.name.startswith("bookie-") for f in files)
+    from_files = cluster.audit(files, metadata=sim.metadata_dir)
+    from_dirs = cluster.audit(inputs, metadata=sim.metadata_dir)
+    assert _rows(from_files.findings) == _rows(from_dirs.findings)
+    # Again over a previous output: refused without --overwrite, replaced with it.
+    from bkcodec_spark.jobs.common import JobError
+
+    with pytest.raises(JobError, match="already exists"):
+        cluster_inventory.main([*inputs, str(out)], spark=spark)
+    assert cluster_inventory.main([*inputs, str(out), "--overwrite"], spark=spark) == 0

@@ -83,7 +83,9 @@ WITH copies AS (
     SELECT scope_id, ledger_id, entry_id,
            count(DISTINCT bookie_id) FILTER (WHERE verdict = 'verified') AS good,
            count(*) FILTER (WHERE verdict <> 'verified') AS bad,
-           count(DISTINCT payload_hash) FILTER (WHERE verdict = 'verified') AS payloads
+           -- different payloads among verified copies: min and max differ
+           min(payload_hash) FILTER (WHERE verdict = 'verified')
+               <> max(payload_hash) FILTER (WHERE verdict = 'verified') AS divergent
     FROM read_parquet({files})
     GROUP BY ALL
 ),
@@ -94,7 +96,7 @@ expected AS (
 statuses AS (
     SELECT e.scope_id, e.ledger_id, e.entry_id,
            CASE WHEN c.good IS NULL OR c.good = 0 THEN 'lost'
-                WHEN c.payloads > 1 THEN 'divergent'
+                WHEN c.divergent THEN 'divergent'
                 WHEN c.good < e.ack_quorum THEN 'below_ack_quorum'
                 WHEN c.bad > 0 THEN 'corrupt_copy'
                 WHEN c.good < e.write_quorum THEN 'under_replicated'
@@ -132,6 +134,7 @@ def run_duckdb(entries_per_bookie: int) -> int:
 
     paths, metadata = inventories(entries_per_bookie)
     con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
     con.register("metadata", metadata_table(metadata))
     files = "[" + ", ".join(f"'{p}'" for p in paths) + "]"
     return con.sql(DUCKDB_AUDIT.format(files=files)).to_arrow_table().num_rows

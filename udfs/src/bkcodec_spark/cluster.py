@@ -25,9 +25,12 @@ from bkcodec_spark.entries import spark_struct as spark_schema
 
 
 def _inventory_schema() -> pa.Schema:
+    """The inventory's columns as Spark takes them: its dictionaries as plain strings."""
     from bkcodec.cluster import INVENTORY_SCHEMA
 
-    return INVENTORY_SCHEMA
+    return pa.schema(
+        [f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in INVENTORY_SCHEMA]
+    )
 
 
 def inventory_frame(spark: SparkSession, bookie_dirs: Sequence[str], *, metadata: str | None = None, **options: Any) -> DataFrame:
@@ -43,7 +46,7 @@ def inventory_frame(spark: SparkSession, bookie_dirs: Sequence[str], *, metadata
         for batch in batches:
             for d in batch.column("bookie_dir").to_pylist():
                 for b in cluster.inventory(d, metadata=metadata, **options):
-                    yield b.replace_schema_metadata(None)
+                    yield b.replace_schema_metadata(None).cast(schema)
 
     return dirs.mapInArrow(inventories, spark_schema(schema))
 
