@@ -198,3 +198,23 @@ def test_cluster_commands_refuse_targets_inside_a_bookie(sim):
     r = run_cli("recover", *_inputs(sim), "--ledger", "1", "--to", d / "l1.parquet")
     assert r.returncode == 2 and "inside the bookie" in r.stderr
     assert tree_hash(d) == before
+
+
+def test_bookies_under_a_name_that_is_not_utf8_inventory_and_recover_as_any_other(sim, tmp_path):
+    import os
+    import shutil
+
+    from bkcodec import path_from_text
+
+    parent = tmp_path / os.fsdecode(b"cluster-\xff")
+    parent.mkdir()
+    copies = []
+    for b in _inputs(sim)[:3]:
+        shutil.copytree(b, parent / b.name)
+        copies.append(parent / b.name)
+    inv = cluster.inventory(copies[0], metadata=sim.metadata_dir).read_all()
+    files = set(inv.column("file").to_pylist())
+    assert all("\\xff" in f and os.path.exists(path_from_text(f)) for f in files)
+    table = cluster.recover(copies, 1, metadata=sim.metadata_dir)
+    assert table.column("entry_id").to_pylist() == list(range(20))
+    assert table.column("error").null_count == 20

@@ -26,6 +26,7 @@ from typing import Any
 import pyarrow as pa
 
 from . import bookie_layout
+from .paths import path_from_text, path_text
 from ._bkcodec import (
     INVENTORY_BOOKIE_ID_KEY,
     cluster_audit,
@@ -150,7 +151,7 @@ def inventory(
         except BookieIdError as err:
             # Copies of a bookie's files without its cookie: named by their place, which
             # no ensemble names (an audit then sees its copies as misplaced).
-            bookie_id = str(path.resolve())
+            bookie_id = path_text(path.resolve())
             notes.append(f"{err}; named by its path")
     options = dict(digest_type=digest_type, password=password, ledger_metadata=metadata, batch_size=batch_size)
     readers = [
@@ -347,7 +348,7 @@ class CopyCatalog:
                 r = rs.pop(0)
                 by_file.setdefault(r["file"], []).append((e, r))
             for file, picks in by_file.items():
-                records = read_records_at(file, [r["offset"] for _, r in picks])
+                records = read_records_at(path_from_text(file), [r["offset"] for _, r in picks])
                 digest_type = picks[0][1]["digest_type"]
                 decoded = decode_entries(records.column("record"), digest_type=digest_type, password=password, on_error="flag")
                 rows = decoded.select(["ledger_id", "entry_id", "digest_ok", "payload"]).to_pylist()

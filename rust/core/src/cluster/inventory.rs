@@ -24,6 +24,7 @@ use twox_hash::XxHash3_64;
 use crate::arrow::{BatchStream, EntryLogBatchReader, FileScanOptions, JournalBatchReader};
 use crate::digest::DigestType;
 use crate::error::{Error, Result};
+use crate::path_text::escape_path;
 
 /// What a copy's digest says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -496,7 +497,8 @@ impl Iterator for InventoryReader {
                 }
             }
             let (path, source) = self.files.pop_front()?;
-            let file = path.display().to_string();
+            // Names need not be UTF-8: escaped losslessly, as every `file` column is.
+            let file = escape_path(&path).into_owned();
             match self.open(&path, source) {
                 Ok(reader) => self.current = Some((reader, file, source)),
                 Err(e) => return Some(self.unreadable_row(&file, source, &e).map(|b| self.with_schema(b))),
