@@ -218,3 +218,17 @@ def test_bookies_under_a_name_that_is_not_utf8_inventory_and_recover_as_any_othe
     table = cluster.recover(copies, 1, metadata=sim.metadata_dir)
     assert table.column("entry_id").to_pylist() == list(range(20))
     assert table.column("error").null_count == 20
+
+
+def test_readers_give_payload_size_and_hash_instead_of_payloads_when_asked(sim):
+    log = sim.bookies[0].dir / "ledgers" / "current" / "0.log"
+    plain = bkcodec.read_entry_log(log, ledger_metadata=str(sim.metadata_dir)).read_all()
+    hashed = bkcodec.read_entry_log(log, ledger_metadata=str(sim.metadata_dir), payload="hash").read_all()
+    assert "payload" not in hashed.column_names
+    assert hashed.column("payload_size").to_pylist() == [None if p is None else len(p) for p in plain.column("payload").to_pylist()]
+    assert hashed.column("payload_hash").to_pylist() == [
+        None if p is None else _signed(_xxh3_64(p)) for p in plain.column("payload").to_pylist()
+    ]
+    entries = [bkcodec.encode_entry(1, e, e - 1, 10 * e, bytes([e]) * (e * 7)) for e in range(1, 5)]
+    decoded = bkcodec.decode_entries(entries, payload="hash")
+    assert decoded.column("payload_hash").to_pylist() == [_signed(_xxh3_64(bytes([e]) * (e * 7))) for e in range(1, 5)]

@@ -611,7 +611,7 @@ class _Seeks(Protocol):
 # A path, or a file-like object read at offsets: a pyarrow NativeFile
 # (`read_at`, `size`), or anything with `seek`/`read`.
 _Source = _Path | _ReadsAt | _Seeks
-_Payload = Literal["binary", "binary_view", "none"]
+_Payload = Literal["binary", "binary_view", "none", "hash"]
 _OnError = Literal["raise", "flag"]
 _LedgerDigest = LedgerMetadata | str | tuple[str | None, Buffer | str]
 _DigestArg = str | Mapping[int, _LedgerDigest] | None

@@ -47,7 +47,7 @@ fn cluster_read_inventory(
     batch_size: usize,
 ) -> PyResult<PyFileBatchReader> {
     let options = file_scan_options(
-        py, digest_type, &password, ledger_metadata, true, batch_size, "binary_view", "flag", None, None,
+        py, digest_type, &password, ledger_metadata, true, batch_size, "hash", "flag", None, None,
     )?;
     let files = files
         .into_iter()

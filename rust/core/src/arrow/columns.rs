@@ -458,7 +458,18 @@ pub(crate) fn entry_columns(payload: PayloadMode, rows: usize, payload_bytes: us
         Box::new(DigestTypeColumn { codes: PrimitiveColumn::with_capacity(rows) }),
         Box::new(DigestOkColumn { values: BooleanBuilder::with_capacity(rows) }),
     ];
-    if payload != PayloadMode::None {
+    if payload == PayloadMode::Hash {
+        columns.push(Box::new(PayloadHashColumn {
+            sizes: PrimitiveColumn::with_capacity(rows),
+            hashes: PrimitiveColumn::with_capacity(0),
+            size_column: true,
+        }));
+        columns.push(Box::new(PayloadHashColumn {
+            sizes: PrimitiveColumn::with_capacity(0),
+            hashes: PrimitiveColumn::with_capacity(rows),
+            size_column: false,
+        }));
+    } else if payload != PayloadMode::None {
         let deferred = (deferred_views && payload == PayloadMode::BinaryView).then(|| Vec::with_capacity(rows));
         columns.push(Box::new(PayloadColumn {
             mode: payload,
@@ -469,6 +480,49 @@ pub(crate) fn entry_columns(payload: PayloadMode, rows: usize, payload_bytes: us
         }));
     }
     columns
+}
+
+/// `payload_size` or `payload_hash` (XXH3-64 as a signed bit pattern, the
+/// `twox-hash` build choosing AVX2 at run time) of each row's payload, read where
+/// it lies: what an inventory keeps of a payload. The two columns are two instances
+/// (each hashing would be twice the work: the size instance only counts).
+struct PayloadHashColumn {
+    sizes: PrimitiveColumn<Int64Type>,
+    hashes: PrimitiveColumn<Int64Type>,
+    size_column: bool,
+}
+
+impl PayloadHashColumn {
+    #[inline]
+    fn push(&mut self, payload: Option<&[u8]>) {
+        if self.size_column {
+            self.sizes.push_option(payload.map(|p| p.len() as i64));
+        } else {
+            self.hashes.push_option(payload.map(|p| twox_hash::XxHash3_64::oneshot(p) as i64));
+        }
+    }
+}
+
+impl Column for PayloadHashColumn {
+    fn field(&self) -> FieldRef {
+        Arc::new(Field::new(if self.size_column { "payload_size" } else { "payload_hash" }, DataType::Int64, true))
+    }
+
+    #[inline]
+    fn push_run(&mut self, run: &Run<'_>) {
+        for (e, r) in run.entries.iter().zip(run.raw) {
+            let at = e.checked.payload_at as usize;
+            self.push((at > 0).then(|| &r[at..]));
+        }
+    }
+
+    fn push_row(&mut self, row: &RowData<'_>) {
+        self.push(row.payload.map(|(p, _)| p));
+    }
+
+    fn finish(&mut self, _views: Option<&Frozen>) -> Result<ArrayRef> {
+        Ok(Arc::new(if self.size_column { self.sizes.finish() } else { self.hashes.finish() }))
+    }
 }
 
 /// `error` (what is wrong with the row) and `error_kind` (a stable name for it).

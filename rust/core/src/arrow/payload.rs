@@ -25,6 +25,9 @@ pub enum PayloadMode {
     BinaryView,
     /// No payload column.
     None,
+    /// No payload: `payload_size` and `payload_hash` (XXH3-64, a signed bit
+    /// pattern) instead, computed where the bytes lie (an inventory's columns).
+    Hash,
 }
 
 impl PayloadMode {
@@ -34,8 +37,9 @@ impl PayloadMode {
             "binary" => Ok(PayloadMode::Binary),
             "binary_view" => Ok(PayloadMode::BinaryView),
             "none" => Ok(PayloadMode::None),
+            "hash" => Ok(PayloadMode::Hash),
             _ => Err(Error::invalid_argument(format!(
-                "unknown payload mode {name:?} (expected \"binary\", \"binary_view\" or \"none\")"
+                "unknown payload mode {name:?} (expected \"binary\", \"binary_view\", \"none\" or \"hash\")"
             ))),
         }
     }
@@ -45,7 +49,7 @@ impl PayloadMode {
         match self {
             PayloadMode::Binary => Some(DataType::Binary),
             PayloadMode::BinaryView => Some(DataType::BinaryView),
-            PayloadMode::None => None,
+            PayloadMode::None | PayloadMode::Hash => None,
         }
     }
 }
@@ -65,7 +69,7 @@ impl PayloadColumnBuilder {
         match mode {
             PayloadMode::Binary => PayloadColumnBuilder::Binary(BinaryColumn::with_capacity(rows, bytes.min(MAX_ARROW_I32))),
             PayloadMode::BinaryView => PayloadColumnBuilder::View(ViewColumnBuilder::with_capacity(rows)),
-            PayloadMode::None => PayloadColumnBuilder::None,
+            PayloadMode::None | PayloadMode::Hash => PayloadColumnBuilder::None,
         }
     }
 

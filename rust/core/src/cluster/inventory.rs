@@ -2,9 +2,9 @@
 //! (flushed) or its journals (not flushed yet), small enough to travel where the
 //! bookie's files cannot (tens of bytes a copy: ids, verdict, a hash of the payload).
 //!
-//! The rows come from the file readers themselves, payloads as views into the read
-//! window (no copy), hashed with XXH3-64 (kept as a signed bit pattern; the
-//! `twox-hash` build chooses AVX2 at run time, 3x the portable one). Each entry-log copy says whether the
+//! The rows come from the file readers themselves, asked for `payload_size` and
+//! `payload_hash` instead of payloads (XXH3-64 where the bytes lie, kept as a signed
+//! bit pattern; the `twox-hash` build chooses AVX2 at run time, 3x the portable one). Each entry-log copy says whether the
 //! bookie's index points at it; each copy carries its ledger's state as the
 //! bookie's ledger index knows it (fenced, limbo). A file that cannot be read gives
 //! one `unreadable` row naming it, so an audit knows that bookie was not seen whole.
@@ -13,13 +13,10 @@ use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use arrow_array::builder::Int64Builder;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
-use arrow_array::{Array, ArrayRef, BinaryViewArray, BooleanArray, DictionaryArray, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_array::{Array, ArrayRef, BooleanArray, DictionaryArray, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-
-use twox_hash::XxHash3_64;
 
 use crate::arrow::{BatchStream, EntryLogBatchReader, FileScanOptions, JournalBatchReader};
 use crate::digest::DigestType;
@@ -317,7 +314,7 @@ fn digest_code(name: &str) -> Option<i32> {
 }
 
 /// The inventory rows of one batch of an entry-log or journal reader (read with
-/// `payload="binary_view"` and `on_error="flag"`): its entries, and its damaged
+/// `payload="hash"` and `on_error="flag"`): its entries, and its damaged
 /// records whose ids survive. Journal meta records and damage without ids give
 /// none. Columns the reader has are shared, not copied, when every row is kept.
 pub fn copies_of_batch(batch: &RecordBatch, source: CopySource, file: &str, context: &InventoryContext) -> Result<RecordBatch> {
@@ -332,10 +329,7 @@ pub fn copies_of_batch(batch: &RecordBatch, source: CopySource, file: &str, cont
     let (digest_type, error_kind, error_text, record_type) =
         (string("digest_type"), string("error_kind"), string("error"), string("record_type"));
     let digest_ok: Option<&BooleanArray> = batch.column_by_name("digest_ok").and_then(|c| c.as_boolean_opt());
-    let payload: &BinaryViewArray = batch
-        .column_by_name("payload")
-        .and_then(|c| c.as_binary_view_opt())
-        .ok_or_else(|| Error::invalid_argument("an inventory reads batches with a binary_view payload column"))?;
+    let (size, hash) = (int64_column(batch, "payload_size")?, int64_column(batch, "payload_hash")?);
 
     // Rows with ids, and for journals only entries (and damage that kept its ids).
     let kept = |i: usize| {
@@ -359,8 +353,7 @@ pub fn copies_of_batch(batch: &RecordBatch, source: CopySource, file: &str, cont
 
     let mut verdicts = Vec::with_capacity(count);
     let mut digest_codes = Vec::with_capacity(count);
-    let mut sizes = Int64Builder::with_capacity(count);
-    let mut hashes = Int64Builder::with_capacity(count);
+    let mut damaged = false;
     for &i in each {
         let ok = digest_ok.and_then(|d| d.is_valid(i).then(|| d.value(i)));
         let error = error_kind.and_then(|e| e.is_valid(i).then(|| e.value(i)));
@@ -370,17 +363,24 @@ pub fn copies_of_batch(batch: &RecordBatch, source: CopySource, file: &str, cont
             (None, Some(_)) => Verdict::Damaged,
             (None, None) => Verdict::Unchecked,
         };
+        damaged |= verdict == Verdict::Damaged;
         verdicts.push(verdict as i32);
         digest_codes.push(digest_type.and_then(|d| d.is_valid(i).then(|| d.value(i))).and_then(digest_code));
-        if payload.is_valid(i) && verdict != Verdict::Damaged {
-            let bytes = payload.value(i);
-            sizes.append_value(bytes.len() as i64);
-            hashes.append_value(XxHash3_64::oneshot(bytes) as i64);
-        } else {
-            sizes.append_null();
-            hashes.append_null();
-        }
     }
+    // What a damaged record holds is not its payload.
+    let payload: [ArrayRef; 2] = if damaged {
+        let kept = |a: &Int64Array| -> ArrayRef {
+            Arc::new(
+                each.iter()
+                    .zip(&verdicts)
+                    .map(|(&i, &v)| (v != Verdict::Damaged as i32 && a.is_valid(i)).then(|| a.value(i)))
+                    .collect::<Int64Array>(),
+            )
+        };
+        [kept(size), kept(hash)]
+    } else {
+        [select(size, sel, pick_i64), select(hash, sel, pick_i64)]
+    };
     let scope_ids = match scope.null_count() {
         0 => select(scope, sel, pick_i64),
         // V1 entries have no scope: scope 0.
@@ -428,7 +428,7 @@ pub fn copies_of_batch(batch: &RecordBatch, source: CopySource, file: &str, cont
         Int32Array::from(digest_codes),
         Int32Array::from(verdicts),
         [text(error_kind), text(error_text)],
-        [Arc::new(sizes.finish()), Arc::new(hashes.finish())],
+        payload,
         select(offset, sel, pick_i64),
         [indexed, ledger_indexed, fenced, limbo],
     )
@@ -445,10 +445,10 @@ pub struct InventoryReader {
 }
 
 impl InventoryReader {
-    /// `options` are the file readers' (digest settings, batch sizes); the payload
-    /// is always read as views and errors are always flagged.
+    /// `options` are the file readers' (digest settings, batch sizes); payloads are
+    /// only hashed, where they lie, and errors are always flagged.
     pub fn new(files: Vec<(PathBuf, CopySource)>, mut options: FileScanOptions, context: InventoryContext) -> Self {
-        options.entries.payload = crate::arrow::PayloadMode::BinaryView;
+        options.entries.payload = crate::arrow::PayloadMode::Hash;
         options.entries.on_error = crate::arrow::OnError::Flag;
         options.verify = true;
         let metadata = HashMap::from([(BOOKIE_ID_METADATA_KEY.to_string(), context.bookie_id.clone())]);
