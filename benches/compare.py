@@ -499,6 +499,38 @@ def compare_index(run: Run) -> None:
     )
 
 
+def compare_many_files(run: Run) -> None:
+    """Directory commands over many one-entry entry logs, as whole processes, in
+    files per second against reading every file whole (informational: the cost
+    per file, which must stay flat as the number of files grows)."""
+    count = 1_000 if run.quick else 20_000
+    root = work.small_logs_bookie(count)
+    files = sorted((root / "ledgers" / "current").iterdir())
+    out = work.data_dir() / f"small-logs-{count}.parquet"
+
+    def process(argv: list[str]) -> tuple[float, float]:
+        started = time.perf_counter()
+        child = subprocess.Popen([sys.executable, *argv], stdout=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)
+        if status != 0:
+            raise AssertionError(f"{argv} failed (status {status})")
+        return time.perf_counter() - started, usage.ru_maxrss / 1024
+
+    floor_code = f"import pathlib\nfor p in sorted(pathlib.Path({str(files[0].parent)!r}).iterdir()): p.read_bytes()"
+    floor, _ = min(process(["-c", floor_code]) for _ in range(2))
+    for command, extra in (("inspect", []), ("verify", []), ("export", ["--to", str(out), "--overwrite"])):
+        seconds, peak = min(process(["-m", "bkcodec", command, str(root), *extra]) for _ in range(1 if run.quick else 2))
+        run.compare(
+            f"{command}-many-small-logs-vs-read",
+            f"bkcodec {command} of a directory of {count} one-entry entry logs vs reading each whole, whole process",
+            "files/s",
+            ("bkcodec", count / seconds),
+            ("read every file", count / floor),
+            {"files": count, "peak_mb": peak},
+        )
+    out.unlink(missing_ok=True)
+
+
 def compare_cluster(run: Run) -> None:
     """The cluster view: a bookie's inventory against read_entry_log (digests
     checked) on the same file, and the local audit of three bookies' inventories
@@ -874,6 +906,7 @@ def main(argv: list[str] | None = None) -> int:
         compare_checksums,
         compare_decode_entries,
         compare_files,
+        compare_many_files,
         compare_index,
         compare_pulsar,
         compare_cluster,

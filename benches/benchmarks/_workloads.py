@@ -309,3 +309,19 @@ def seconds_side_by_side(calls: list, min_time: float = 0.02, repeats: int = 3) 
             timer.timeit(1)
             best[i] = min(best[i], timer.timeit(number) / number)
     return best
+
+
+def small_logs_bookie(count: int, payload_size: int = 64) -> Path:
+    """A cached bookie directory of `count` rolled entry logs of one entry each,
+    `<dir>/ledgers/current/<hex>.log` (about 1.2 KB a file, mostly the legacy
+    header): what per-file costs of the directory commands are measured on."""
+
+    def write(root: Path) -> None:
+        current = root / "ledgers" / "current"
+        current.mkdir(parents=True)
+        entry = entries(1, payload_size)[0]
+        for log_id in range(count):
+            with bkcodec.EntryLogWriter(current / bkcodec.entry_log_file_name(log_id), log_id) as writer:
+                writer.add_entry(entry)
+
+    return cached_file(f"small-logs-{count}x{payload_size}", write)

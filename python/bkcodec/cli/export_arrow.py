@@ -83,13 +83,58 @@ def prepare_target(path: Path, inputs: Sequence[str | os.PathLike[str]], overwri
         raise CliError(err.reason, err.path) from None
 
 
+# Small batches (small files give one each) are gathered up to these sizes before
+# they are written: one Parquet row group or IPC batch per file made the writer's
+# footer, held in memory to the end, grow with the number of files.
+COALESCE_ROWS = 64 * 1024
+COALESCE_BYTES = 16 * 1024 * 1024
+COPY_EVERY = 64
+
+
+def _coalesced(batches: Iterator[Any]) -> Iterator[Any]:
+    """`batches` in order, runs of small ones concatenated; a batch of at least
+    COALESCE_ROWS rows or COALESCE_BYTES bytes passes as it is."""
+    import pyarrow as pa
+
+    pending: list[Any] = []
+    rows = nbytes = fresh = 0  # fresh: batches at the end of `pending` not yet copied
+    for b in batches:
+        size = b.nbytes
+        if b.num_rows >= COALESCE_ROWS or size >= COALESCE_BYTES:
+            if pending:
+                yield _concatenated(pa, pending)
+                pending, rows, nbytes, fresh = [], 0, 0, 0
+            yield b
+            continue
+        pending.append(b)
+        rows += b.num_rows
+        nbytes += size
+        fresh += 1
+        if fresh == COPY_EVERY:
+            # A reader's batch may keep its whole read buffer alive: copied, the
+            # run holds only its rows.
+            pending[-fresh:] = [_concatenated(pa, pending[-fresh:])]
+            fresh = 0
+        if rows >= COALESCE_ROWS or nbytes >= COALESCE_BYTES:
+            yield _concatenated(pa, pending)
+            pending, rows, nbytes, fresh = [], 0, 0, 0
+    if pending:
+        yield _concatenated(pa, pending)
+
+
+def _concatenated(pa: Any, batches: list[Any]) -> Any:
+    if len(batches) == 1:
+        return batches[0]
+    return pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
+
+
 def write_output(fmt: str, target: Path, schema, batches: Iterator[Any], what: str = "export") -> None:
     """Writes `batches` to `target` as `fmt`, the schema marked as bkcodec's output (so
     --overwrite may later replace it)."""
     import pyarrow as pa
 
     schema = output_target.marked_schema(schema, what)
-    batches = (b.replace_schema_metadata(schema.metadata) for b in batches)
+    batches = (b.replace_schema_metadata(schema.metadata) for b in _coalesced(batches))
 
     if fmt == "parquet":
         import pyarrow.parquet as pq
@@ -158,7 +203,12 @@ def export_files(
 
     import pyarrow as pa
 
-    schema = merged_schema([schema_of(f) for f in files])
+    # A reader's columns follow from its kind and options, not from the file: one
+    # file of each kind gives them (opening every file here cost a reader per file).
+    first: dict[str, BookieFile] = {}
+    for f in files:
+        first.setdefault(f.kind, f)
+    schema = merged_schema([schema_of(f) for f in first.values()])
     counts = {"rows": 0, "entries": 0, "damaged": 0}
     unreadable: list[dict[str, Any]] = []
 

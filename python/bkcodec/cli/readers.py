@@ -104,7 +104,7 @@ def batches_with_progress(reader, task: ProgressTask, base: int) -> Iterator[Any
     import pyarrow.compute as pc
 
     for batch in reader:
-        if batch.num_rows:
+        if batch.num_rows and task.active:
             end = pc.max(pc.add(batch.column("offset"), batch.column("record_size"))).as_py()
             task.update(completed=base + end)
         yield batch

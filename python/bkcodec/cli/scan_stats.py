@@ -13,6 +13,8 @@ from typing import Any
 
 # A torn tail: the file ends inside a record or its header.
 TORN_KINDS = ("torn_record", "torn_header")
+# Batches of at most this many entries are tallied per ledger in Python.
+SMALL_BATCH = 64
 
 
 def _value_counts(array: Any) -> tuple[list[Any], list[int]]:
@@ -117,6 +119,40 @@ class FileTally:
         if entries.num_rows == 0:
             return
         scope = pc.fill_null(entries.column("scope_id"), 0)
+        if entries.num_rows <= SMALL_BATCH:
+            self._tally_ledgers_small(scope, entries)
+        else:
+            self._tally_ledgers(pa, scope, entries)
+        for value, count in zip(*_value_counts(entries.column("format_version"))):
+            self.formats[value] += count
+        self._tally_digests(pc, entries)
+
+    def _tally_ledgers_small(self, scope: Any, entries: Any) -> None:
+        # What the group_by below computes, for a batch too small to repay
+        # starting Acero's hash aggregation (a millisecond each: per file for a
+        # directory of small logs).
+        groups: dict[tuple[int, int], list[Any]] = {}
+        rows = zip(scope.to_pylist(), *(entries.column(c).to_pylist() for c in ("ledger_id", "entry_id", "record_size")))
+        for scope_id, ledger_id, entry_id, size in rows:
+            g = groups.get((scope_id, ledger_id))
+            if g is None:
+                g = groups[(scope_id, ledger_id)] = [0, None, None, None]
+            if size is not None:
+                g[0] += 1
+                g[1] = size if g[1] is None else g[1] + size
+            if entry_id is not None:
+                g[2] = entry_id if g[2] is None else min(g[2], entry_id)
+                g[3] = entry_id if g[3] is None else max(g[3], entry_id)
+        for key, (count, total, first, last) in groups.items():
+            self._merge_ledger(key, count, total, first, last)
+
+    def _merge_ledger(self, key: tuple[int, int], count: int, total: int, first: Any, last: Any) -> None:
+        tally = self.ledgers.get(key)
+        if tally is None:
+            tally = self.ledgers[key] = LedgerTally(key[0], key[1])
+        tally.merge(count, total + 4 * count, first, last)
+
+    def _tally_ledgers(self, pa: Any, scope: Any, entries: Any) -> None:
         table = pa.table(
             {
                 "scope_id": scope,
@@ -130,13 +166,9 @@ class FileTally:
         )
         for g in grouped.to_pylist():
             key = (g["scope_id"], g["ledger_id"])
-            tally = self.ledgers.get(key)
-            if tally is None:
-                tally = self.ledgers[key] = LedgerTally(key[0], key[1])
-            count = g["record_size_count"]
-            tally.merge(count, g["record_size_sum"] + 4 * count, g["entry_id_min"], g["entry_id_max"])
-        for value, count in zip(*_value_counts(entries.column("format_version"))):
-            self.formats[value] += count
+            self._merge_ledger(key, g["record_size_count"], g["record_size_sum"], g["entry_id_min"], g["entry_id_max"])
+
+    def _tally_digests(self, pc: Any, entries: Any) -> None:
         ok = entries.column("digest_ok")
         bad = pc.fill_null(pc.or_(pc.is_valid(entries.column("error")), pc.equal(ok, False)), False)
         n_bad = pc.sum(bad).as_py() or 0
