@@ -251,3 +251,66 @@ def test_a_remote_file_gone_before_the_action_is_one_flagged_row(spark, s3):
     (row,) = df.toArrow().to_pylist()
     assert (row["file"], row["offset"], row["error_kind"]) == (f"s3://{gone}", 0, "unreadable")
     assert "FileNotFoundError" in row["error"] or "not found" in row["error"].lower(), row["error"]
+
+
+@pytest.mark.spark
+def test_the_cluster_audit_reads_bookies_in_a_remote_store_as_local_ones(spark, s3, tmp_path, capsys):
+    """Bookie directories in an S3-compatible store, inventoried in ranges where they
+    lie: the audit's findings are the local audit's."""
+    import json
+
+    from bkcodec import cluster
+    from bkcodec.cluster_sample import make_cluster
+    from bkcodec_spark.jobs import cluster_audit
+
+    _, options = s3
+    fs = pafs.S3FileSystem(
+        endpoint_override=options["fs.endpointOverride"], access_key="test", secret_key="test", region="us-east-1"
+    )
+    sim = make_cluster(tmp_path / "c")
+    inputs = [b.dir for b in sim.bookies if b.in_audit]
+    for d in inputs:
+        for path in sorted(p for p in d.rglob("*") if p.is_file()):
+            with fs.open_output_stream(f"{BUCKET}/cluster/{path.relative_to(sim.root)}") as out:
+                out.write(path.read_bytes())
+    remote = [f"s3://{BUCKET}/cluster/{d.name}" for d in inputs]
+    fs_options = [f"--fs={k[3:]}={v}" for k, v in options.items()]
+    code = cluster_audit.main([*remote, "--metadata", str(sim.metadata_dir), "--json", *fs_options], spark=spark)
+    doc = json.loads(capsys.readouterr().out)
+    local = cluster.audit(inputs, metadata=sim.metadata_dir)
+    key = lambda r: json.dumps(r, sort_keys=True)  # noqa: E731
+    assert code == 1
+    assert sorted(doc["bookies"]) == sorted(local.bookies)
+    assert sorted(doc["findings"], key=key) == sorted(local.findings.to_pylist(), key=key)
+
+
+@pytest.mark.spark
+def test_the_inventory_job_reads_a_remote_bookie_as_a_local_one(spark, s3, tmp_path, capsys):
+    import pyarrow.parquet as pq
+
+    from bkcodec import cluster
+    from bkcodec.cluster_sample import make_cluster
+    from bkcodec_spark.jobs import cluster_inventory
+
+    _, options = s3
+    fs = pafs.S3FileSystem(
+        endpoint_override=options["fs.endpointOverride"], access_key="test", secret_key="test", region="us-east-1"
+    )
+    sim = make_cluster(tmp_path / "c")
+    local = sim.bookies[0].dir
+    for path in sorted(p for p in local.rglob("*") if p.is_file()):
+        with fs.open_output_stream(f"{BUCKET}/inv/{path.relative_to(sim.root)}") as out:
+            out.write(path.read_bytes())
+    fs_options = [f"--fs={k[3:]}={v}" for k, v in options.items()]
+    out = tmp_path / "inv"
+    argv = [f"s3://{BUCKET}/inv/{local.name}", str(out), "--metadata", str(sim.metadata_dir), *fs_options]
+    code = cluster_inventory.main(argv, spark=spark)
+    assert code == 0, capsys.readouterr().err
+    (written,) = out.glob("*.parquet")
+    remote = pq.read_table(written)
+    here = cluster.inventory(local, metadata=sim.metadata_dir).read_all()
+    columns = ("ledger_id", "entry_id", "verdict", "payload_hash", "source", "offset")
+    strip = lambda t: sorted(zip(*(t.column(c).to_pylist() for c in columns)))  # noqa: E731
+    assert strip(remote) == strip(here)
+    assert remote.schema.metadata[b"bkcodec.bookie_id"] == sim.bookies[0].bookie_id.encode()
+    assert all(f.startswith(f"s3://{BUCKET}/inv/") for f in set(remote.column("file").to_pylist()))

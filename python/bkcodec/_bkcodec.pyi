@@ -1034,7 +1034,7 @@ INVENTORY_BOOKIE_ID_KEY: str
 
 def cluster_read_inventory(
     bookie_id: str,
-    files: Sequence[tuple[_Path, str]],
+    files: Sequence[tuple[_Source, str]],
     *,
     index: Any | None = None,
     ledger_states: Any | None = None,

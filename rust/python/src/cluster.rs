@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use bkcodec_core::cluster::{
-    self, ledger_flags_from_batches, Audit, ClusterMetadata, CopySource, InventoryContext, InventoryReader, LocationIndex, Status,
+    self, ledger_flags_from_batches, Audit, ClusterMetadata, CopySource, InventoryContext, InventoryFile, InventoryReader, LocationIndex, Status,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -18,6 +18,7 @@ use pyo3_arrow::PyTable;
 use crate::args::Password;
 use crate::errors::IntoPyResult;
 use crate::file_args::file_scan_options;
+use crate::file_like::FileInput;
 use crate::metadata::PyLedgerMetadata;
 use crate::record_batch_reader::PyFileBatchReader;
 
@@ -38,7 +39,7 @@ fn batches(input: AnyRecordBatch) -> PyResult<Vec<RecordBatch>> {
 fn cluster_read_inventory(
     py: Python<'_>,
     bookie_id: String,
-    files: Vec<(PathBuf, String)>,
+    files: Vec<(FileInput, String)>,
     index: Option<AnyRecordBatch>,
     ledger_states: Option<AnyRecordBatch>,
     digest_type: Option<&Bound<'_, PyAny>>,
@@ -51,7 +52,13 @@ fn cluster_read_inventory(
     )?;
     let files = files
         .into_iter()
-        .map(|(path, kind)| CopySource::from_name(&kind).map(|k| (path, k)))
+        .map(|(input, kind)| {
+            let file = match input {
+                FileInput::Path(p) => InventoryFile::Path(p),
+                object => InventoryFile::Opened { name: object.path().to_path_buf(), source: object.open()? },
+            };
+            CopySource::from_name(&kind).map(|k| (file, k))
+        })
         .collect::<Result<Vec<_>, _>>()
         .py_err(py)?;
     let index = index.map(batches).transpose()?;

@@ -33,8 +33,51 @@ def _inventory_schema() -> pa.Schema:
     )
 
 
-def inventory_frame(spark: SparkSession, bookie_dirs: Sequence[str], *, metadata: str | None = None, **options: Any) -> DataFrame:
-    """The inventory of every bookie directory, one Spark task each."""
+def remote_inventory(uri: str, *, filesystem: tuple = (), metadata: Any = None, **options: Any) -> pa.RecordBatchReader:
+    """The inventory of a bookie directory in a remote store (`s3://...`), its files
+    read in ranges through pyarrow.fs as the data source reads them. The bookie id
+    comes from its cookie (`current/VERSION`); no index is read (`indexed` is null)."""
+    from bkcodec import Cookie
+    from bkcodec._bkcodec import cluster_read_inventory
+
+    from bkcodec_spark import files
+
+    listed = files.expand_paths([uri], filesystem=filesystem)
+    cookies = [p for p in listed if p.endswith("/current/VERSION")]
+    ids = set()
+    for c in cookies:
+        fs, key = files.remote_filesystem(c, filesystem)
+        with fs.open_input_file(key) as f:
+            ids.add(Cookie.parse(f.read(1 << 20)).bookie_id)
+    if len(ids) != 1:
+        what = "no cookie names it" if not ids else f"its cookies name several bookies ({', '.join(sorted(ids))})"
+        raise ValueError(f"{uri}: {what}")
+    kinds = {files.ENTRY_LOG: "entry_log", files.JOURNAL: "journal"}
+    chosen = [(p, kinds[k]) for p in listed if (k := files.kind_of(p)) in kinds]
+    sources = [(_Named(files.source(p, filesystem), p), kind) for p, kind in chosen]
+    return cluster_read_inventory(ids.pop(), sources, ledger_metadata=metadata, **options)
+
+
+class _Named:
+    """A remote file read in ranges, named by its URI (the `file` column's value, as
+    the data source writes it) rather than by its key in the store."""
+
+    def __init__(self, file: Any, uri: str) -> None:
+        self._file = file
+        self.path = uri
+
+    def read_at(self, n: int, offset: int) -> bytes:
+        return self._file.read_at(n, offset)
+
+    def size(self) -> int:
+        return self._file.size()
+
+
+def inventory_frame(
+    spark: SparkSession, bookie_dirs: Sequence[str], *, metadata: str | None = None, filesystem: tuple = (), **options: Any
+) -> DataFrame:
+    """The inventory of every bookie directory (local, as the executors mount it,
+    or in a remote store), one Spark task each."""
     schema = _inventory_schema()
     dirs = spark.createDataFrame([(os.fspath(d),) for d in bookie_dirs], "bookie_dir string").repartition(
         max(1, len(bookie_dirs)), "bookie_dir"
@@ -43,22 +86,33 @@ def inventory_frame(spark: SparkSession, bookie_dirs: Sequence[str], *, metadata
     def inventories(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from bkcodec import cluster
 
+        from bkcodec_spark import files
+
         for batch in batches:
             for d in batch.column("bookie_dir").to_pylist():
-                for b in cluster.inventory(d, metadata=metadata, **options):
+                if files.is_remote(d):
+                    reader = remote_inventory(d, filesystem=filesystem, metadata=metadata, **options)
+                else:
+                    reader = cluster.inventory(d, metadata=metadata, **options)
+                for b in reader:
                     yield b.replace_schema_metadata(None).cast(schema)
 
     return dirs.mapInArrow(inventories, spark_schema(schema))
 
 
-def bookies_of(bookie_dirs: Sequence[str], inventory_files: Sequence[str]) -> list[str]:
+def bookies_of(bookie_dirs: Sequence[str], inventory_files: Sequence[str], filesystem: tuple = ()) -> list[str]:
     """The bookie ids the inputs cover, read on the driver: cookies of the
     directories, schema metadata of the inventory files (a bookie with no copy at
     all still counts as looked at)."""
     from bkcodec import cluster
 
+    from bkcodec_spark import files
+
     ids = []
     for d in bookie_dirs:
+        if files.is_remote(d):
+            ids.append(remote_inventory(d, filesystem=filesystem).schema.metadata[b"bkcodec.bookie_id"].decode())
+            continue
         try:
             ids.append(cluster.bookie_id_of(d))
         except cluster.BookieIdError:

@@ -10,7 +10,7 @@
 //! one `unreadable` row naming it, so an audit knows that bookie was not seen whole.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -21,6 +21,9 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use crate::arrow::{BatchStream, EntryLogBatchReader, FileScanOptions, JournalBatchReader};
 use crate::digest::DigestType;
 use crate::error::{Error, Result};
+use crate::files::entry_log::log_id_from_path;
+use crate::files::journal::journal_id_from_path;
+use crate::files::ReadAt;
 use crate::path_text::escape_path;
 
 /// What a copy's digest says.
@@ -434,10 +437,32 @@ pub fn copies_of_batch(batch: &RecordBatch, source: CopySource, file: &str, cont
     )
 }
 
+/// A file an inventory reads: a path (opened when its turn comes), or a source
+/// already open (an object in a remote store, read in ranges) with its name.
+pub enum InventoryFile {
+    Path(PathBuf),
+    Opened { source: Arc<dyn ReadAt>, name: PathBuf },
+}
+
+impl InventoryFile {
+    fn name(&self) -> &Path {
+        match self {
+            InventoryFile::Path(p) => p,
+            InventoryFile::Opened { name, .. } => name,
+        }
+    }
+}
+
+impl From<PathBuf> for InventoryFile {
+    fn from(path: PathBuf) -> Self {
+        InventoryFile::Path(path)
+    }
+}
+
 /// Streams the inventory of a list of files (a bookie's entry logs and journals, or
 /// one entry logger's), opening each file only when the one before is done.
 pub struct InventoryReader {
-    files: VecDeque<(PathBuf, CopySource)>,
+    files: VecDeque<(InventoryFile, CopySource)>,
     current: Option<(Box<dyn BatchStream>, String, CopySource)>,
     options: FileScanOptions,
     context: InventoryContext,
@@ -447,7 +472,7 @@ pub struct InventoryReader {
 impl InventoryReader {
     /// `options` are the file readers' (digest settings, batch sizes); payloads are
     /// only hashed, where they lie, and errors are always flagged.
-    pub fn new(files: Vec<(PathBuf, CopySource)>, mut options: FileScanOptions, context: InventoryContext) -> Self {
+    pub fn new(files: Vec<(InventoryFile, CopySource)>, mut options: FileScanOptions, context: InventoryContext) -> Self {
         options.entries.payload = crate::arrow::PayloadMode::Hash;
         options.entries.on_error = crate::arrow::OnError::Flag;
         options.verify = true;
@@ -456,10 +481,17 @@ impl InventoryReader {
         InventoryReader { files: files.into(), current: None, options, context, schema }
     }
 
-    fn open(&self, path: &PathBuf, source: CopySource) -> Result<Box<dyn BatchStream>> {
-        Ok(match source {
-            CopySource::EntryLog => Box::new(EntryLogBatchReader::open(path, None, self.options.clone())?),
-            CopySource::Journal => Box::new(JournalBatchReader::open(path, None, false, self.options.clone())?),
+    fn open(&self, file: &InventoryFile, kind: CopySource) -> Result<Box<dyn BatchStream>> {
+        let options = self.options.clone();
+        Ok(match (file, kind) {
+            (InventoryFile::Path(p), CopySource::EntryLog) => Box::new(EntryLogBatchReader::open(p, None, options)?),
+            (InventoryFile::Path(p), CopySource::Journal) => Box::new(JournalBatchReader::open(p, None, false, options)?),
+            (InventoryFile::Opened { source, name }, CopySource::EntryLog) => {
+                Box::new(EntryLogBatchReader::new(source.clone(), log_id_from_path(name), options)?)
+            }
+            (InventoryFile::Opened { source, name }, CopySource::Journal) => {
+                Box::new(JournalBatchReader::new(source.clone(), journal_id_from_path(name), false, None, options)?)
+            }
         })
     }
 
@@ -498,7 +530,7 @@ impl Iterator for InventoryReader {
             }
             let (path, source) = self.files.pop_front()?;
             // Names need not be UTF-8: escaped losslessly, as every `file` column is.
-            let file = escape_path(&path).into_owned();
+            let file = escape_path(path.name()).into_owned();
             match self.open(&path, source) {
                 Ok(reader) => self.current = Some((reader, file, source)),
                 Err(e) => return Some(self.unreadable_row(&file, source, &e).map(|b| self.with_schema(b))),

@@ -2,7 +2,8 @@
 placed it, at fleet scale.
 
 The inputs are bookie directories (each inventoried by one task, where the executors
-mount it) and/or inventory files (`bkcodec inventory BOOKIE --to FILE.parquet`, run
+mount it, or in a remote store: `s3://bucket/bk1`, read in ranges as the data source
+reads it, with `--fs` options for its filesystem) and/or inventory files (`bkcodec inventory BOOKIE --to FILE.parquet`, run
 on each bookie's own machine). With --metadata (a dump of the ledgers' znodes), each
 ledger is audited against its ensembles and quorums; the rows are the ones `bkcodec
 audit` gives on the same inputs. Exit status: 1 when an entry is under_replicated,
@@ -23,9 +24,15 @@ from bkcodec_spark.jobs import common
 
 
 def _inputs(paths: list[str]) -> tuple[list[str], list[str]]:
-    """(bookie directories, inventory files) among the paths."""
+    """(bookie directories, inventory files) among the paths; a remote path
+    (`s3://...`) is a bookie directory."""
+    from bkcodec_spark.files import is_remote
+
     dirs, files = [], []
     for given in paths:
+        if is_remote(given):
+            dirs.append(given)
+            continue
         p = Path(given)
         if p.is_dir():
             dirs.append(str(p))
@@ -54,6 +61,13 @@ def main(argv: list[str] | None = None, *, spark=None) -> int:
     p.add_argument("--digest-type", choices=("auto", "crc32", "crc32c", "hmac", "dummy"), default="auto")
     p.add_argument("--password", default="", help="HMAC password of ledgers the metadata does not name")
     p.add_argument("--json", action="store_true", help="print the findings and ledgers as one JSON object")
+    p.add_argument(
+        "--fs",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an option of the remote store's pyarrow filesystem (endpointOverride=..., region=...), as the data source's fs.* options",
+    )
     common.add_output_arguments(p)
     args = p.parse_args(argv)
     dirs, files = _inputs(args.paths)
@@ -62,14 +76,15 @@ def main(argv: list[str] | None = None, *, spark=None) -> int:
     common.check_output(args.output, args.overwrite, [*args.paths, *([args.metadata] if args.metadata else [])])
     from bkcodec_spark import cluster
 
-    bookies = cluster.bookies_of(dirs, files)
+    filesystem = tuple(tuple(o.split("=", 1)) for o in args.fs if "=" in o)
+    bookies = cluster.bookies_of(dirs, files, filesystem)
     metadata = metadata_znodes(args.metadata) if args.metadata else None
     session = spark or common.spark_session("bkcodec cluster audit", args.master, args.conf)
     try:
         frames = []
         options = dict(digest_type=None if args.digest_type == "auto" else args.digest_type, password=args.password)
         if dirs:
-            frames.append(cluster.inventory_frame(session, dirs, metadata=args.metadata, **options))
+            frames.append(cluster.inventory_frame(session, dirs, metadata=args.metadata, filesystem=filesystem, **options))
         if files:
             frames.append(session.read.parquet(*files))
         inventory = frames[0]

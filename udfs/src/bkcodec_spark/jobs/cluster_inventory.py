@@ -2,9 +2,10 @@
 bookie, written as one inventory file per bookie (what `bkcodec inventory` writes),
 for `cluster_audit` or any Parquet reader.
 
-The bookie directories must be paths the executors mount (each task reads its
-bookie where it is); OUTPUT must be a directory every executor writes to (a shared
-filesystem). Exit status: 0 done, 1 when a file of a bookie could not be read (its
+The bookie directories are paths the executors mount (each task reads its bookie
+where it is) or directories in a remote store (`s3://bucket/bk1`, read in ranges, with
+`--fs` options for its filesystem); OUTPUT must be a directory every executor writes
+to (a shared filesystem). Exit status: 0 done, 1 when a file of a bookie could not be read (its
 inventory says which), 2 on bad arguments.
 
     python -m bkcodec_spark.jobs.cluster_inventory /mnt/bookies/bk1 /mnt/bookies/bk2 inventories/ \\
@@ -33,9 +34,14 @@ def main(argv: list[str] | None = None, *, spark=None) -> int:
     p.add_argument("--metadata", metavar="DUMP", help="a dump of the ledgers' metadata znodes (digest types, passwords)")
     p.add_argument("--password", default="", help="HMAC password of ledgers the metadata does not name")
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it is a previous output of bkcodec's")
+    p.add_argument(
+        "--fs", action="append", default=[], metavar="KEY=VALUE", help="an option of a remote store's pyarrow filesystem"
+    )
     args = p.parse_args(argv)
+    from bkcodec_spark.files import is_remote
+
     for given in args.paths:
-        if not os.path.isdir(given):
+        if not is_remote(given) and not os.path.isdir(given):
             raise common.JobError(f"{given}: not a bookie directory")
     if args.metadata is not None and not os.path.isdir(args.metadata):
         raise common.JobError(f"{args.metadata}: not a directory (a dump of the metadata store is expected)")
@@ -47,6 +53,7 @@ def main(argv: list[str] | None = None, *, spark=None) -> int:
         raise common.JobError(str(error)) from None
     Path(args.output).mkdir()
     output, metadata, password = os.path.abspath(args.output), args.metadata, args.password
+    filesystem = tuple(tuple(o.split("=", 1)) for o in args.fs if "=" in o)
 
     def inventory_one(rows):
         import pyarrow.parquet as pq
@@ -54,8 +61,14 @@ def main(argv: list[str] | None = None, *, spark=None) -> int:
         from bkcodec import cluster
         from bkcodec.output_target import marked_schema
 
+        from bkcodec_spark.cluster import remote_inventory
+        from bkcodec_spark.files import is_remote
+
         for row in rows:
-            reader = cluster.inventory(row.bookie_dir, metadata=metadata, password=password)
+            if is_remote(row.bookie_dir):
+                reader = remote_inventory(row.bookie_dir, filesystem=filesystem, metadata=metadata, password=password)
+            else:
+                reader = cluster.inventory(row.bookie_dir, metadata=metadata, password=password)
             bookie_id = reader.schema.metadata[b"bkcodec.bookie_id"].decode()
             target = os.path.join(output, file_name(bookie_id))
             counts = {"copies": 0, "unreadable": 0}
@@ -69,7 +82,7 @@ def main(argv: list[str] | None = None, *, spark=None) -> int:
 
     session = spark or common.spark_session("bkcodec cluster inventory", args.master, args.conf)
     try:
-        dirs = session.createDataFrame([(os.path.abspath(d),) for d in args.paths], "bookie_dir string")
+        dirs = session.createDataFrame([(d if is_remote(d) else os.path.abspath(d),) for d in args.paths], "bookie_dir string")
         done = dirs.repartition(len(args.paths)).rdd.mapPartitions(inventory_one).collect()
     finally:
         if spark is None:
