@@ -232,3 +232,21 @@ def test_readers_give_payload_size_and_hash_instead_of_payloads_when_asked(sim):
     entries = [bkcodec.encode_entry(1, e, e - 1, 10 * e, bytes([e]) * (e * 7)) for e in range(1, 5)]
     decoded = bkcodec.decode_entries(entries, payload="hash")
     assert decoded.column("payload_hash").to_pylist() == [_signed(_xxh3_64(bytes([e]) * (e * 7))) for e in range(1, 5)]
+
+
+def test_a_dbledgerstorage_inventory_says_which_copies_its_rocksdb_index_points_at(tmp_path):
+    pytest.importorskip("rocksdict")
+    from db_bookie import BOOKIE_ID, make_db_bookie
+
+    b = make_db_bookie(tmp_path / "db", use_ldb=False)
+    inv = cluster.inventory(b.root).read_all()
+    assert inv.schema.metadata[b"bkcodec.bookie_id"].decode() == BOOKIE_ID
+    logs = inv.filter(pc.equal(inv.column("source"), "entry_log")).to_pylist()
+    assert logs and {r["verdict"] for r in logs} == {"verified"}
+    for r in logs:
+        key = (r["scope_id"], r["ledger_id"], r["entry_id"])
+        assert r["indexed"] is (key in b.indexed), r
+    by_ledger = {(r["scope_id"], r["ledger_id"]): r for r in logs}
+    assert by_ledger[(0, 4)]["fenced"] is True and by_ledger[(0, 8)]["limbo"] is True
+    assert by_ledger[(0, 6)]["ledger_indexed"] is False  # deleted: its ledger row is gone
+    assert by_ledger[(0, 2)]["ledger_indexed"] is True and by_ledger[(0, 2)]["fenced"] is False
