@@ -459,3 +459,19 @@ def test_readme_example_runs(capsys):
     out = capsys.readouterr().out
     assert "Entry(format_version=1, ledger_id=1, entry_id=0" in out
     assert "'error': 'digest mismatch" in out and out.rstrip().endswith("at byte 32")
+
+
+def test_an_explicit_empty_password_is_checked_and_only_an_absent_one_leaves_hmac_unchecked():
+    # The empty password is a real BookKeeper password (SHA-1("mac") keys it).
+    for scope in (0, 5):  # V1 and V2
+        good = bkcodec.encode_entry(3, 1, 0, 10, b"payload", digest_type="hmac", password=b"", scope_id=scope)
+        assert bkcodec.decode_entry(good, password=b"").digest_ok is True
+        bad = bytearray(good)
+        bad[-1] ^= 0x01
+        with pytest.raises(bkcodec.DigestMismatchError):
+            bkcodec.decode_entry(bytes(bad), password=b"")
+        with pytest.raises(bkcodec.DigestMismatchError):
+            bkcodec.decode_entry(bytes(bad), password="")
+    # Absent: a V2 HMAC entry that does not verify with the empty key cannot be checked.
+    v2 = bytearray(bkcodec.encode_entry(3, 1, 0, 10, b"payload", digest_type="hmac", password=b"secret", scope_id=5))
+    assert bkcodec.decode_entry(bytes(v2)).digest_ok is None

@@ -193,8 +193,8 @@ struct Setting {
 }
 
 impl Setting {
-    fn new(policy: DigestPolicy, password: &[u8]) -> Self {
-        Setting { policy, digesters: DigestType::ALL.map(|dt| Digester::new(dt, password)), password_given: !password.is_empty() }
+    fn new(policy: DigestPolicy, password: &[u8], password_given: bool) -> Self {
+        Setting { policy, digesters: DigestType::ALL.map(|dt| Digester::new(dt, password)), password_given }
     }
 
     #[inline(always)]
@@ -310,7 +310,7 @@ impl DigestChecker {
     /// Checks under `digests`; `verify` false computes digests only to infer types.
     pub fn new(digests: &LedgerDigests, verify: bool) -> Self {
         let (default_policy, default_password) = digests.default_setting();
-        let mut settings = vec![Setting::new(default_policy, default_password)];
+        let mut settings = vec![Setting::new(default_policy, default_password, digests.default_password_given())];
         let mut keys: Vec<(DigestPolicy, Vec<u8>)> = vec![(default_policy, default_password.to_vec())];
         let mut by_ledger = HashMap::new();
         for (ledger_id, policy, password) in digests.ledger_settings() {
@@ -318,7 +318,7 @@ impl DigestChecker {
             let index = match keys.iter().position(|k| *k == key) {
                 Some(i) => i,
                 None => {
-                    settings.push(Setting::new(policy, &password));
+                    settings.push(Setting::new(policy, &password, !password.is_empty()));
                     keys.push(key);
                     settings.len() - 1
                 }
@@ -789,7 +789,19 @@ pub fn check_entry<'a>(
     ledger_id: Option<i64>,
     entry_id: Option<i64>,
 ) -> crate::error::Result<(Entry<'a>, Verdict)> {
-    let mut checker = DigestChecker::new(&LedgerDigests::new(policy, password), verify);
+    check_entry_with(bytes, &LedgerDigests::new(policy, password), verify, ledger_id, entry_id)
+}
+
+/// [`check_entry`] under any digest settings (a password given empty, say).
+pub fn check_entry_with<'a>(
+    bytes: &'a [u8],
+    digests: &LedgerDigests,
+    verify: bool,
+    ledger_id: Option<i64>,
+    entry_id: Option<i64>,
+) -> crate::error::Result<(Entry<'a>, Verdict)> {
+    let password = digests.default_setting().1;
+    let mut checker = DigestChecker::new(digests, verify);
     let (checked, error) = match checker.check_one(bytes) {
         Outcome::Framed(c, e) => (c, e),
         Outcome::Unframed(e) => return Err(e),

@@ -17,6 +17,9 @@ use crate::metadata::LedgerDigestInfo;
 pub struct LedgerDigests {
     default_policy: DigestPolicy,
     default_password: Vec<u8>,
+    /// Whether the default password was given, even empty (the empty password is a
+    /// real BookKeeper password: HMAC is then checked with it), or is only absent.
+    default_password_given: bool,
     ledgers: HashMap<i64, LedgerDigestInfo>,
 }
 
@@ -29,7 +32,12 @@ impl Default for LedgerDigests {
 impl LedgerDigests {
     /// Every ledger under `policy`, HMAC keyed with `password`.
     pub fn new(policy: DigestPolicy, password: &[u8]) -> Self {
-        LedgerDigests { default_policy: policy, default_password: password.to_vec(), ledgers: HashMap::new() }
+        LedgerDigests {
+            default_policy: policy,
+            default_password: password.to_vec(),
+            default_password_given: !password.is_empty(),
+            ledgers: HashMap::new(),
+        }
     }
 
     /// Sets one ledger's digest type and password (from its metadata). Metadata that
@@ -42,6 +50,19 @@ impl LedgerDigests {
     pub fn with_ledger(mut self, ledger_id: i64, info: LedgerDigestInfo) -> Self {
         self.insert(ledger_id, info);
         self
+    }
+
+    /// Says whether the default password was given by the caller, even empty (then
+    /// HMAC entries are checked with it), or is absent (HMAC entries that it does not
+    /// verify are unchecked). [`LedgerDigests::new`] takes an empty one as absent.
+    pub fn with_password_given(mut self, given: bool) -> Self {
+        self.default_password_given = given || !self.default_password.is_empty();
+        self
+    }
+
+    /// Whether the default password was given (see [`Self::with_password_given`]).
+    pub fn default_password_given(&self) -> bool {
+        self.default_password_given
     }
 
     pub fn default_policy(&self) -> DigestPolicy {

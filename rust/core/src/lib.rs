@@ -33,7 +33,7 @@ pub mod ledger_digests;
 pub mod pulsar;
 
 pub use digest::{DigestType, Digester};
-pub use digest_check::{check_entry, CheckedEntry, DigestChecker, Unchecked, Verdict};
+pub use digest_check::{check_entry, check_entry_with, CheckedEntry, DigestChecker, Unchecked, Verdict};
 pub use digest_policy::DigestPolicy;
 pub use entry::{Entry, EntryFormat, EntryHeader};
 pub use error::{Error, ErrorKind, Result};

@@ -19,6 +19,12 @@ pub enum Password {
 }
 
 impl Password {
+    /// Whether the caller gave one, even empty (the empty password is a real
+    /// BookKeeper password), rather than leaving it out.
+    pub fn given(&self) -> bool {
+        !matches!(self, Password::Empty)
+    }
+
     pub fn as_bytes(&self) -> &[u8] {
         match self {
             Password::Empty => b"",

@@ -89,11 +89,16 @@ impl EntryDecoder {
     /// bytes to reserve); both should come from input sizes, never from fields read
     /// out of the entries.
     pub fn new(options: EntryBatchOptions, policy: DigestPolicy, password: &[u8], verify: bool, rows: usize, payload_bytes: usize) -> Self {
+        Self::with_digests(options, LedgerDigests::new(policy, password), verify, rows, payload_bytes)
+    }
+
+    /// [`EntryDecoder::new`] under any digest settings (a password given empty, say).
+    pub fn with_digests(options: EntryBatchOptions, digests: LedgerDigests, verify: bool, rows: usize, payload_bytes: usize) -> Self {
+        let policy = digests.default_policy();
         let mut columns = entry_columns(options.payload, rows, payload_bytes, false);
         if options.on_error == OnError::Flag {
             columns.extend(error_columns());
         }
-        let digests = LedgerDigests::new(policy, password);
         let empty = CheckedEntry {
             header: EntryHeader::new(0, 0, 0, 0, 0),
             digest_type: None,
