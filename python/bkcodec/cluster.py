@@ -306,13 +306,15 @@ class CopyCatalog:
         # (scope, ledger) -> entry -> candidates, best first; and entries with only bad copies.
         self._candidates: dict[tuple[int, int], dict[int, list[dict[str, Any]]]] = {}
         self._bad: dict[tuple[int, int], dict[int, dict[str, Any]]] = {}
+        wanted = ["bookie_id", "scope_id", "ledger_id", "entry_id", "last_add_confirmed", "length", "digest_type"]
+        wanted += ["verdict", "payload_hash", "source", "file", "offset", "indexed"]
         for _, inv in inventories(dirs, metadata=metadata, **options):
             for batch in inv:
+                # Only the rows and columns a choice needs become Python objects.
+                rows = pc.is_valid(batch.column("ledger_id"))
                 if keep is not None:
-                    batch = batch.filter(pc.fill_null(pc.is_in(batch.column("ledger_id"), value_set=keep), False))
-                for r in batch.to_pylist():
-                    if r["ledger_id"] is None:
-                        continue
+                    rows = pc.and_(rows, pc.fill_null(pc.is_in(batch.column("ledger_id"), value_set=keep), False))
+                for r in batch.filter(rows).select(wanted).to_pylist():
                     key = (r["scope_id"], r["ledger_id"])
                     if r["verdict"] == "verified":
                         self._candidates.setdefault(key, {}).setdefault(r["entry_id"], []).append(r)

@@ -37,25 +37,33 @@ def remote_inventory(uri: str, *, filesystem: tuple = (), metadata: Any = None, 
     """The inventory of a bookie directory in a remote store (`s3://...`), its files
     read in ranges through pyarrow.fs as the data source reads them. The bookie id
     comes from its cookie (`current/VERSION`); no index is read (`indexed` is null)."""
-    from bkcodec import Cookie
     from bkcodec._bkcodec import cluster_read_inventory
 
     from bkcodec_spark import files
 
     listed = files.expand_paths([uri], filesystem=filesystem)
-    cookies = [p for p in listed if p.endswith("/current/VERSION")]
+    bookie_id = _remote_bookie_id(uri, listed, filesystem)
+    kinds = {files.ENTRY_LOG: "entry_log", files.JOURNAL: "journal"}
+    chosen = [(p, kinds[k]) for p in listed if (k := files.kind_of(p)) in kinds]
+    sources = [(_Named(files.source(p, filesystem), p), kind) for p, kind in chosen]
+    return cluster_read_inventory(bookie_id, sources, ledger_metadata=metadata, **options)
+
+
+def _remote_bookie_id(uri: str, listed: Sequence[str], filesystem: tuple = ()) -> str:
+    """The bookie id the cookies (`current/VERSION`) among a remote bookie's files name."""
+    from bkcodec import Cookie
+
+    from bkcodec_spark import files
+
     ids = set()
-    for c in cookies:
+    for c in (p for p in listed if p.endswith("/current/VERSION")):
         fs, key = files.remote_filesystem(c, filesystem)
         with fs.open_input_file(key) as f:
             ids.add(Cookie.parse(f.read(1 << 20)).bookie_id)
     if len(ids) != 1:
         what = "no cookie names it" if not ids else f"its cookies name several bookies ({', '.join(sorted(ids))})"
         raise ValueError(f"{uri}: {what}")
-    kinds = {files.ENTRY_LOG: "entry_log", files.JOURNAL: "journal"}
-    chosen = [(p, kinds[k]) for p in listed if (k := files.kind_of(p)) in kinds]
-    sources = [(_Named(files.source(p, filesystem), p), kind) for p, kind in chosen]
-    return cluster_read_inventory(ids.pop(), sources, ledger_metadata=metadata, **options)
+    return ids.pop()
 
 
 class _Named:
@@ -111,7 +119,8 @@ def bookies_of(bookie_dirs: Sequence[str], inventory_files: Sequence[str], files
     ids = []
     for d in bookie_dirs:
         if files.is_remote(d):
-            ids.append(remote_inventory(d, filesystem=filesystem).schema.metadata[b"bkcodec.bookie_id"].decode())
+            # Only the cookies are read: the files are opened by the tasks.
+            ids.append(_remote_bookie_id(d, files.expand_paths([d], filesystem=filesystem), filesystem))
             continue
         try:
             ids.append(cluster.bookie_id_of(d))

@@ -39,7 +39,7 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use super::inventory::{Verdict, BOOKIE_ID_METADATA_KEY};
-use super::placement::{write_set, Quorums};
+use super::placement::{segment_index, write_set, Quorums};
 use crate::error::{Error, Result};
 use crate::metadata::{LedgerMetadata, LedgerState};
 
@@ -534,7 +534,7 @@ impl Placement {
     }
 
     fn segment(&self, entry: i64) -> &[u16] {
-        let i = ensemble_index_of(&self.segments, entry).unwrap_or(0);
+        let i = segment_index(&self.segments, entry, |s| s.0).unwrap_or(0);
         &self.segments[i].1
     }
 
@@ -583,10 +583,6 @@ impl Placement {
         bookies.sort_unstable();
         Some((status, bookies))
     }
-}
-
-fn ensemble_index_of(segments: &[(i64, Vec<u16>)], entry: i64) -> Option<usize> {
-    segments.partition_point(|(first, _)| *first <= entry).checked_sub(1)
 }
 
 /// Consecutive entries with one status: open runs, one per status.

@@ -49,10 +49,13 @@ pub fn stores(position: usize, entry_id: i64, ensemble_size: usize, write_quorum
 /// The index of the ensemble in effect for `entry_id`: the one with the largest
 /// first entry id `<= entry_id` (`ensembles.headMap(e + 1).lastKey()`).
 pub fn ensemble_index(ensembles: &[Ensemble], entry_id: i64) -> Option<usize> {
-    match ensembles.partition_point(|s| s.first_entry_id <= entry_id) {
-        0 => None,
-        n => Some(n - 1),
-    }
+    segment_index(ensembles, entry_id, |s| s.first_entry_id)
+}
+
+/// [`ensemble_index`] over any list of segments in first-entry order, `first`
+/// giving each one's first entry id.
+pub fn segment_index<T>(segments: &[T], entry_id: i64, first: impl Fn(&T) -> i64) -> Option<usize> {
+    segments.partition_point(|s| first(s) <= entry_id).checked_sub(1)
 }
 
 #[cfg(test)]
