@@ -250,3 +250,35 @@ def test_a_dbledgerstorage_inventory_says_which_copies_its_rocksdb_index_points_
     assert by_ledger[(0, 4)]["fenced"] is True and by_ledger[(0, 8)]["limbo"] is True
     assert by_ledger[(0, 6)]["ledger_indexed"] is False  # deleted: its ledger row is gone
     assert by_ledger[(0, 2)]["ledger_indexed"] is True and by_ledger[(0, 2)]["fenced"] is False
+
+
+def test_a_file_gone_before_its_turn_is_one_unreadable_row_and_the_others_still_read(sim, tmp_path):
+    from bkcodec._bkcodec import cluster_read_inventory
+
+    log = sim.bookies[0].dir / "ledgers" / "current" / "0.log"
+    gone = tmp_path / "5.log"
+    rows = cluster_read_inventory("b", [(gone, "entry_log"), (log, "entry_log")]).read_all().to_pylist()
+    assert rows[0]["verdict"] == "unreadable" and rows[0]["file"] == str(gone) and rows[0]["error"]
+    # The rest reads as ever (HMAC without its password: unchecked, not damaged).
+    assert len(rows) > 1 and {r["verdict"] for r in rows[1:]} <= {"verified", "unchecked"}
+
+
+def test_recovery_takes_the_next_copy_when_the_chosen_one_changed_since_it_was_inventoried(sim, tmp_path):
+    import shutil
+
+    copies = []
+    for b in _inputs(sim)[:3]:
+        shutil.copytree(b, tmp_path / b.name)
+        copies.append(tmp_path / b.name)
+    catalog = cluster.CopyCatalog(copies, ledgers=[1], metadata=sim.metadata_dir)
+    before = catalog.recover(1)
+    first = before.filter(pc.equal(before.column("entry_id"), 3)).to_pylist()[0]
+    # Damage the chosen copy's payload on disk after the inventory was taken.
+    path = Path(first["file"])
+    data = bytearray(path.read_bytes())
+    data[first["offset"] + 4 + 40] ^= 0xFF
+    path.write_bytes(bytes(data))
+    after = catalog.recover(1)
+    row = after.filter(pc.equal(after.column("entry_id"), 3)).to_pylist()[0]
+    assert row["error"] is None and row["payload"] == first["payload"]
+    assert row["bookie_id"] != first["bookie_id"]
