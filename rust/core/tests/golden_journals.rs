@@ -204,6 +204,7 @@ fn writer_reproduces_golden_journals() {
                 JournalRecordKind::ExplicitLac { ledger_id, lac_blob } => {
                     w.add_explicit_lac(ledger_id, lac_blob).unwrap().unwrap()
                 }
+                JournalRecordKind::UnknownMeta { .. } => panic!("BookKeeper writes only meta records it knows"),
             };
             assert_eq!(at, r.offset);
             if matches!(recs.get(i + 1).map(|n| n.kind), Some(JournalRecordKind::Padding { .. })) {

@@ -276,6 +276,7 @@ impl<K: FileKind> RowSink for Rows<K> {
                     OtherRecord::ExplicitLac { ledger_id, lac_blob } => {
                         (Some(ledger_id), Some(journal::METAENTRY_ID_LEDGER_EXPLICITLAC), None, Some(lac_blob))
                     }
+                    OtherRecord::UnknownMeta { ledger_id, entry_id } => (Some(ledger_id), Some(entry_id), None, None),
                     OtherRecord::Padding { .. } => (None, None, None, None),
                 };
                 RowData {

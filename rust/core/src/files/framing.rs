@@ -27,15 +27,17 @@
 //!   few bytes off), one is ruled out (see [`Chain::is_sync`]); a record whose
 //!   digest verifies is never the one ruled out.
 //!
-//! When the walk is in step at a damaged record and a digest verifies the bytes up
-//! to the next sync point, the entry is kept, flagged as reframed. Otherwise the
-//! bytes up to the next sync point are one gap, named after what was wrong first,
-//! except for strictly plausible records in it that end exactly at that sync point
-//! (records nothing else confirms: no digest, damage after the sync point): the gap
-//! ends where they start, and an entry before them whose digest verifies is kept.
-//! Zero runs and fill runs are skipped a chunk at a time, and the search for a sync
-//! point only looks at the last three bytes of each zero run (sizes below 16 MiB
-//! start with a zero byte), so scanning damaged or preallocated regions is linear.
+//! Where the walk loses step (a size field that frames no record, zeros where a
+//! record should start, a record that nothing confirms and something contradicts:
+//! a sync point inside it, or no record framing after it), the span up to the next
+//! sync point is resolved as one model (see [`segmentation`]): of the readings made
+//! of records chained from the walk's position, then nothing, one entry reframed by
+//! its digest or one gap, then records chained exactly to the sync point, the one
+//! with the most evidence wins (digest-verified bytes, then length-chained bytes,
+//! then strict records, then the fewest damaged bytes). Zero runs and fill runs are
+//! skipped a chunk at a time, and the search for a sync point only looks at the last
+//! three bytes of each zero run (sizes below 16 MiB start with a zero byte), so
+//! scanning damaged or preallocated regions is linear.
 //!
 //! The fill byte is the framing's: 0xF0 in direct entry logs, none in legacy entry
 //! logs (whose writer never pads, so a 0xF0 run there is an overwritten record or
@@ -57,6 +59,8 @@
 //! chain of records) is reported as a [`GapKind::BadSize`] span ending at that point,
 //! where the next range starts: each byte is still reported once.
 
+use std::collections::VecDeque;
+
 use memchr::{memchr, memchr2};
 
 use crate::digest::{DigestType, Digester};
@@ -64,6 +68,8 @@ use crate::entry::HeaderLayout;
 use crate::files::gap::{Gap, GapKind};
 use crate::files::runs::{first_not, first_not_in};
 use crate::files::window::{Fetch, Need, View};
+
+mod segmentation;
 
 /// Records larger than this are never taken as sync points: the first byte of a
 /// sync point's size field is always zero, which makes the search a `memchr`.
@@ -210,19 +216,35 @@ struct ZeroRun {
 /// The walk over one file (or one byte range of it). Holds no borrow, so it can be
 /// kept beside the window it reads through and resumed step by step.
 #[derive(Debug, Clone)]
-pub(crate) struct Chain {
+pub(crate) struct Chain<K> {
     pos: usize,
     range_end: usize,
     /// The walk starts at the first sync point at or after `pos` (a range that
     /// begins after the first record), found on the first step.
     seeking: bool,
     done: bool,
-    pending: [Option<Gap>; 2],
+    /// Steps already decided (a resolved span, a damaged header), reported before
+    /// the walk goes on from `pos`.
+    queue: VecDeque<Step<K>>,
     sync: Option<SyncKnowledge>,
     zeros: Option<ZeroRun>,
     /// Whether the bytes from a position to the end are zeros but for a few flaws
     /// (see [`Chain::nearly_zeros_to_end`]), once known.
     tail: Option<(usize, bool)>,
+}
+
+fn step_start<K>(s: &Step<K>) -> usize {
+    match s {
+        Step::Record { offset, .. } => *offset,
+        Step::Gap(g) => g.offset as usize,
+    }
+}
+
+fn step_end<K>(s: &Step<K>) -> usize {
+    match s {
+        Step::Record { end, .. } => *end,
+        Step::Gap(g) => g.end() as usize,
+    }
 }
 
 fn gap(offset: usize, end: usize, kind: GapKind) -> Gap {
@@ -268,15 +290,15 @@ fn run_starts_at(v: &View<'_>, q: usize, byte: u8) -> Fetch<bool> {
     Ok(q == 0 || v.byte(q - 1)? != byte)
 }
 
-impl Chain {
+impl<K: Copy> Chain<K> {
     /// A walk over `[start, end)` of a `len`-byte file whose records start at
     /// `data_start`. An entry belongs to the range its walk reaches it in (normally
     /// the range holding its size field); see the module notes for why tilings agree.
-    pub(crate) fn new(len: usize, data_start: usize, start: u64, end: u64) -> Chain {
+    pub(crate) fn new(len: usize, data_start: usize, start: u64, end: u64) -> Chain<K> {
         let to_usize = |v: u64| usize::try_from(v).unwrap_or(usize::MAX).min(len);
         let (start, end) = (to_usize(start), to_usize(end));
         let mut chain =
-            Chain { pos: len, range_end: end, seeking: false, done: true, pending: [None, None], sync: None, zeros: None, tail: None };
+            Chain { pos: len, range_end: end, seeking: false, done: true, queue: VecDeque::new(), sync: None, zeros: None, tail: None };
         if start >= end || end <= data_start {
             return chain;
         }
@@ -291,12 +313,12 @@ impl Chain {
     }
 
     /// A walk that starts in step at `offset`, a known record boundary.
-    pub(crate) fn in_step_at(len: usize, offset: usize) -> Chain {
+    pub(crate) fn in_step_at(len: usize, offset: usize) -> Chain<K> {
         Chain::new(len, offset.min(len), 0, u64::MAX)
     }
 
     /// A copy of the walk that goes on past the range's end (to look ahead).
-    pub(crate) fn unbounded(&self) -> Chain {
+    pub(crate) fn unbounded(&self) -> Chain<K> {
         Chain { range_end: usize::MAX, ..self.clone() }
     }
 
@@ -307,24 +329,36 @@ impl Chain {
         self.zeros = None;
         self.tail = None;
         self.range_end = self.range_end.min(len);
+        // Decided steps past the new end are walked again from where they start.
+        if let Some(i) = self.queue.iter().position(|s| step_end(s) > len) {
+            let from = step_start(&self.queue[i]);
+            self.queue.truncate(i);
+            self.pos = from;
+        }
         self.pos = self.pos.min(len);
     }
 
     /// Queues a span to be reported before anything else (a damaged header).
     pub(crate) fn push_front(&mut self, g: Gap) {
-        self.pending.rotate_right(1);
-        self.pending[0] = Some(g);
+        self.queue.push_front(Step::Gap(g));
         self.done = false;
     }
 
     /// Where the walk stands: the next record or gap starts here (once a range's
     /// start has been found).
     pub(crate) fn position(&self) -> usize {
-        self.pos
+        // Queued records are still to be read from the window (and a cut record's
+        // header, for the ids its row reports).
+        let queued = self.queue.iter().find_map(|s| match s {
+            Step::Record { offset, .. } => Some(*offset),
+            Step::Gap(g) if g.kind == GapKind::TornRecord => Some(g.offset as usize),
+            Step::Gap(_) => None,
+        });
+        queued.map_or(self.pos, |q| q.min(self.pos))
     }
 
     /// Where the range's walk begins, found if it is not known yet.
-    fn settle_start<F: Framing>(&mut self, f: &F, v: &View<'_>) -> Fetch<()> {
+    fn settle_start<F: Framing<Kind = K>>(&mut self, f: &F, v: &View<'_>) -> Fetch<()> {
         if self.seeking {
             let found = self.find_sync(f, v, self.pos, self.range_end)?;
             self.seeking = false;
@@ -350,7 +384,7 @@ impl Chain {
     ///
     /// A caller that finds a record's digest verified may accept it without the
     /// look-ahead: `verifies` alone confirms it, whatever `chain_ok` would say.
-    pub(crate) fn entry_run<F: Framing>(
+    pub(crate) fn entry_run<F: Framing<Kind = K>>(
         &mut self,
         f: &F,
         v: &View<'_>,
@@ -359,7 +393,7 @@ impl Chain {
         out: &mut Vec<(usize, usize)>,
     ) -> Fetch<()> {
         self.settle_start(f, v)?;
-        if self.done || self.pending.iter().any(Option::is_some) {
+        if self.done || !self.queue.is_empty() {
             return Ok(());
         }
         let len = v.len();
@@ -399,7 +433,7 @@ impl Chain {
 
     /// Whether the walk is in step: no queued gap, not at its end.
     pub(crate) fn in_step(&self) -> bool {
-        !self.done && !self.seeking && self.pending.iter().all(Option::is_none)
+        !self.done && !self.seeking && self.queue.is_empty()
     }
 
     /// Moves past the first records of an [`Chain::entry_run`] from here, `[offset,
@@ -411,11 +445,9 @@ impl Chain {
 
     /// The next record or gap. A [`Need`] leaves the walk where it was: fetch the
     /// bytes and ask again.
-    pub(crate) fn next<F: Framing>(&mut self, f: &F, v: &View<'_>) -> Fetch<Option<Step<F::Kind>>> {
-        for slot in &mut self.pending {
-            if let Some(g) = slot.take() {
-                return Ok(Some(Step::Gap(g)));
-            }
+    pub(crate) fn next<F: Framing<Kind = K>>(&mut self, f: &F, v: &View<'_>) -> Fetch<Option<Step<F::Kind>>> {
+        if let Some(step) = self.queue.pop_front() {
+            return Ok(Some(step));
         }
         if self.done {
             return Ok(None);
@@ -486,28 +518,15 @@ impl Chain {
                     }
                 }
                 if !confirmed {
-                    // The records after this one do not frame: either this size field
-                    // is wrong or the damage starts later. A sync point inside the
-                    // record says the size field is wrong. When not even the next
-                    // record is plausible (or this is no entry), the next sync point
-                    // may still frame an entry here with a digest that verifies. (Not
-                    // tried otherwise: a run of records that never confirm would each
-                    // digest everything up to a distant sync point.)
-                    if let Some(r) = self.find_sync(f, v, p + 1, len)? {
-                        if r < end {
-                            return self.damage_from(f, v, p, r, GapKind::BadSize).map(Some);
-                        }
-                        if f.is_anchor(kind) || !self.plausible_at(f, v, end)? {
-                            if let Some(kind) = self.reframe(f, v, p, r)? {
-                                self.pos = r;
-                                return Ok(Some(Step::Record { offset: p, end: r, kind, reframed: true }));
-                            }
-                            // Records inside this one that end exactly at `r` say its
-                            // size field is wrong (one too large, say).
-                            if let Some(c) = self.tiling_start(f, v, p + 1, end.min(r), r, Some(p))? {
-                                return self.damage_to(f, v, p, c, GapKind::BadSize).map(Some);
-                            }
-                        }
+                    // Nothing confirms the record (no strict records after it, no
+                    // digest). The walk has lost step if something contradicts it: a
+                    // sync point inside it, or no record framing after it (an anchor
+                    // is contradicted by failing its own form). Then the span up to
+                    // the next sync point is read as the evidence supports best.
+                    let r = self.find_sync(f, v, p + 1, len)?.unwrap_or(len);
+                    if r < end || f.is_anchor(kind) || !self.plausible_at(f, v, end)? {
+                        let damage = if f.is_anchor(kind) { GapKind::BadRecord } else { GapKind::BadSize };
+                        return self.resolve(f, v, p, r, damage).map(Some);
                     }
                 }
                 if end > self.range_end {
@@ -522,11 +541,6 @@ impl Chain {
                     }
                 }
                 self.pos = end;
-                if !confirmed && f.is_anchor(kind) {
-                    // Padding that is not the writer's (content not zeros, end off its
-                    // alignment) is damage, though it frames.
-                    return Ok(Some(Step::Gap(gap(p, end, GapKind::BadRecord))));
-                }
                 Ok(Some(Step::Record { offset: p, end, kind, reframed: false }))
             }
             Check::Torn => match self.find_sync(f, v, p + 1, len)? {
@@ -561,7 +575,7 @@ impl Chain {
     /// length chain (`follows`: see `digest_check::follows_by_length`). Records that
     /// merely tile prove nothing against it: its payload may hold anything; but not
     /// the previous entry of the record after it.
-    pub(crate) fn split_failed<F: Framing>(
+    pub(crate) fn split_failed<F: Framing<Kind = K>>(
         &mut self,
         f: &F,
         v: &View<'_>,
@@ -586,48 +600,14 @@ impl Chain {
         self.damage_from(f, v, p, r, GapKind::BadSize).map(Some)
     }
 
-    /// An entry at `[p + 4, r)` whose digest verifies though the size field at `p`
-    /// says otherwise (spans too long to be one entry are not tried).
-    fn reframe<F: Framing>(&mut self, f: &F, v: &View<'_>, p: usize, r: usize) -> Fetch<Option<F::Kind>> {
-        if r - p > MAX_REFRAME + 4 {
-            return Ok(None);
-        }
-        f.reframe(v, p, r)
-    }
-
     /// The walk was in step at `p` and the next sync point is `r`: the entry between
     /// them if its size field was the only damage (a digest proves it), else a gap.
-    fn damage_from<F: Framing>(&mut self, f: &F, v: &View<'_>, p: usize, r: usize, kind: GapKind) -> Fetch<Step<F::Kind>> {
-        if let Some(k) = self.reframe(f, v, p, r)? {
-            self.pos = r;
-            return Ok(Step::Record { offset: p, end: r, kind: k, reframed: true });
-        }
-        // Records ending exactly at `r` start the good bytes again before it.
-        match self.tiling_start(f, v, p + 1, r, r, Some(p))? {
-            Some(c) => self.damage_to(f, v, p, c, kind),
-            None => self.gap_to(v, p, r, kind),
-        }
-    }
-
-    /// The span `[p, r)` before a record: an entry whose size field was the only
-    /// damage (a digest proves it), else a gap.
-    fn damage_to<F: Framing>(&mut self, f: &F, v: &View<'_>, p: usize, r: usize, kind: GapKind) -> Fetch<Step<F::Kind>> {
-        if let Some(k) = self.reframe(f, v, p, r)? {
-            self.pos = r;
-            return Ok(Step::Record { offset: p, end: r, kind: k, reframed: true });
-        }
-        self.gap_to(v, p, r, kind)
-    }
-
-    /// The damaged span `[p, r)` (zeros, if that is all it holds).
-    fn gap_to<K>(&mut self, v: &View<'_>, p: usize, r: usize, kind: GapKind) -> Fetch<Step<K>> {
-        let zeros = self.zero_run_end(v, p)? >= r;
-        self.pos = r;
-        Ok(Step::Gap(gap(p, r, if zeros { GapKind::Zeros } else { kind })))
+    fn damage_from<F: Framing<Kind = K>>(&mut self, f: &F, v: &View<'_>, p: usize, r: usize, kind: GapKind) -> Fetch<Step<K>> {
+        self.resolve(f, v, p, r, kind)
     }
 
     /// Whether a record the walk would accept (or a clean end) starts at `q`.
-    fn plausible_at<F: Framing>(&self, f: &F, v: &View<'_>, q: usize) -> Fetch<bool> {
+    fn plausible_at<F: Framing<Kind = K>>(&self, f: &F, v: &View<'_>, q: usize) -> Fetch<bool> {
         let len = v.len();
         if q == len {
             return Ok(true);
@@ -641,7 +621,7 @@ impl Chain {
     /// Zeros at `p`: to the end of the file, or a zero region followed by data (which
     /// may begin up to three bytes before the first non-zero byte, since small size
     /// fields start with zero bytes).
-    fn zero_gap<F: Framing>(&mut self, f: &F, v: &View<'_>, p: usize) -> Fetch<Step<F::Kind>> {
+    fn zero_gap<F: Framing<Kind = K>>(&mut self, f: &F, v: &View<'_>, p: usize) -> Fetch<Step<K>> {
         let len = v.len();
         let z = self.zero_run_end(v, p)?;
         if z == len {
@@ -649,73 +629,8 @@ impl Chain {
             return Ok(Step::Gap(gap(p, len, GapKind::TrailingZeros)));
         }
         let resume = z.saturating_sub(3).max(p);
-        let mut found = self.find_sync(f, v, resume, len)?;
-        if let Some(r) = found {
-            // A zeroed size field in front of an intact entry.
-            if let Some(kind) = self.reframe(f, v, p, r)? {
-                self.pos = r;
-                return Ok(Step::Record { offset: p, end: r, kind, reframed: true });
-            }
-            // Records ending exactly at `r` start the good bytes again before it.
-            if let Some(c) = self.tiling_start(f, v, resume, r, r, Some(p))? {
-                if let Some(kind) = self.reframe(f, v, p, c)? {
-                    self.pos = c;
-                    return Ok(Step::Record { offset: p, end: c, kind, reframed: true });
-                }
-                found = Some(c);
-            }
-        }
-        // Fewer zeros than the smallest record are no zeroed record of their own:
-        // they are a zeroed size field and the leading zero bytes of the header it
-        // framed (small ids), so the record is one damaged span.
-        let part_of_record = z - p < MIN_RECORD_SPAN;
-        let torn_after = if found.is_none() && !part_of_record {
-            // A record torn by the end of the file right after the zeros?
-            let mut torn = None;
-            for c in resume..=z {
-                if c + 4 <= len && v.i32_at(c)? != 0 && matches!(f.check(v, c, false)?, Check::Torn) {
-                    torn = Some(c);
-                    break;
-                }
-            }
-            torn
-        } else {
-            None
-        };
-        Ok(Step::Gap(match found {
-            Some(r) if r <= z => {
-                self.pos = r;
-                gap(p, r, GapKind::Zeros)
-            }
-            Some(r) if part_of_record => {
-                self.pos = r;
-                gap(p, r, GapKind::BadSize)
-            }
-            Some(r) => {
-                self.pos = r;
-                self.pending[0] = Some(gap(z, r, GapKind::Garbage));
-                gap(p, z, GapKind::Zeros)
-            }
-            None if part_of_record => {
-                // (A record that seems torn just after these zeros is a shifted view of
-                // the damaged header.)
-                self.done = true;
-                gap(p, len, GapKind::BadSize)
-            }
-            None => {
-                self.done = true;
-                match torn_after {
-                    Some(c) => {
-                        self.pending[0] = Some(gap(c, len, GapKind::TornRecord));
-                        gap(p, c, GapKind::Zeros)
-                    }
-                    None => {
-                        self.pending[0] = Some(gap(z, len, GapKind::Garbage));
-                        gap(p, z, GapKind::Zeros)
-                    }
-                }
-            }
-        }))
+        let r = self.find_sync(f, v, resume, len)?.unwrap_or(len);
+        self.resolve(f, v, p, r, GapKind::Garbage)
     }
 
     /// Where the run of zeros at `p` ends (remembered, and resumed when the window
@@ -777,7 +692,7 @@ impl Chain {
     /// 4 KiB boundary that starts exactly at `q`. (A record whose last byte is a zero
     /// or 0xF0 is then not confirmed this way; it is still accepted when nothing
     /// contradicts it.)
-    fn chain_ok<F: Framing>(&mut self, f: &F, v: &View<'_>, mut q: usize, mut depth: u32) -> Fetch<bool> {
+    fn chain_ok<F: Framing<Kind = K>>(&mut self, f: &F, v: &View<'_>, mut q: usize, mut depth: u32) -> Fetch<bool> {
         let len = v.len();
         loop {
             if depth == 0 || q == len {
@@ -834,7 +749,7 @@ impl Chain {
     ///   the ledger id's zero high byte (a size of 256·scope), can frame a record
     ///   ending exactly where the entry ends (told apart by a digest when there is
     ///   one; not for DUMMY entries, nor HMAC ones without the password).
-    fn is_sync<F: Framing>(&mut self, f: &F, v: &View<'_>, p: usize) -> Fetch<bool> {
+    fn is_sync<F: Framing<Kind = K>>(&mut self, f: &F, v: &View<'_>, p: usize) -> Fetch<bool> {
         let Some(end) = self.frames_strongly(f, v, p)? else { return Ok(false) };
         let mut p_verifies = None;
         for c in (p + 1).saturating_sub(SHIFT_WINDOW)..p {
@@ -903,7 +818,7 @@ impl Chain {
 
     /// Whether the record `[p, end)` is an entry a configured digest verifies (for
     /// telling a real record from a shifted view of one; bounded like the rescue).
-    fn digest_confirms<F: Framing>(&mut self, f: &F, v: &View<'_>, p: usize, end: usize) -> Fetch<bool> {
+    fn digest_confirms<F: Framing<Kind = K>>(&mut self, f: &F, v: &View<'_>, p: usize, end: usize) -> Fetch<bool> {
         if end - p > MAX_DIGEST_RESCUE {
             return Ok(false);
         }
@@ -916,7 +831,7 @@ impl Chain {
     /// Whether strictly plausible records from `from` end exactly at `to`, an entry
     /// last, and the entry at `to` follows that one by the length chain (`follows`
     /// is given both headers and the later entry's length).
-    fn next_follows<F: Framing>(&self, f: &F, v: &View<'_>, from: usize, to: usize, follows: impl Fn(&[u8], &[u8], usize) -> bool) -> Fetch<bool> {
+    fn next_follows<F: Framing<Kind = K>>(&self, f: &F, v: &View<'_>, from: usize, to: usize, follows: impl Fn(&[u8], &[u8], usize) -> bool) -> Fetch<bool> {
         let Some(Some((a, a_end, kind))) = self.tiling(f, v, from, to)? else { return Ok(false) };
         if !f.is_entry(kind) {
             return Ok(false);
@@ -926,13 +841,13 @@ impl Chain {
     }
 
     /// Whether strictly plausible records from `from` end exactly at `to`.
-    fn records_tile<F: Framing>(&self, f: &F, v: &View<'_>, from: usize, to: usize) -> Fetch<bool> {
+    fn records_tile<F: Framing<Kind = K>>(&self, f: &F, v: &View<'_>, from: usize, to: usize) -> Fetch<bool> {
         Ok(self.tiling(f, v, from, to)?.is_some())
     }
 
     /// When strictly plausible records from `from` end exactly at `to`: the last of
     /// them (start, end, kind), none when `from` is `to`.
-    fn tiling<F: Framing>(&self, f: &F, v: &View<'_>, mut from: usize, to: usize) -> Fetch<Option<Option<RecordSpan<F::Kind>>>> {
+    fn tiling<F: Framing<Kind = K>>(&self, f: &F, v: &View<'_>, mut from: usize, to: usize) -> Fetch<Option<Option<RecordSpan<F::Kind>>>> {
         let mut last = None;
         for _ in 0..MAX_TILING_RECORDS {
             if from == to {
@@ -949,56 +864,10 @@ impl Chain {
         Ok(None)
     }
 
-    /// The first position in `[from, limit)` from which strictly plausible records end
-    /// exactly at the sync point `r`, where the walk lost step before `r`: records
-    /// that nothing but `r` confirms (no digest of theirs to check, damage after
-    /// `r`), which a gap up to `r` would swallow. Not a position inside the header of
-    /// a record at `owner` (the walk's position: views of its header frame to its
-    /// end), nor one confirmed on its own (the search for `r` passed it over, so it
-    /// is a view of some record around it).
-    fn tiling_start<F: Framing>(
-        &mut self,
-        f: &F,
-        v: &View<'_>,
-        from: usize,
-        limit: usize,
-        r: usize,
-        owner: Option<usize>,
-    ) -> Fetch<Option<usize>> {
-        let limit = limit.min(r.saturating_sub(MIN_RECORD_SPAN - 1));
-        let mut c = from;
-        while c < limit {
-            let hay = v.run_from(c, limit)?;
-            let hit = if F::PADDING_MARKER { memchr2(0x00, 0xFF, hay) } else { memchr(0x00, hay) };
-            let Some(k) = hit else {
-                c += hay.len();
-                continue;
-            };
-            c += k;
-            if v.i32_at(c)? == 0 {
-                // Inside a zero run only the last three positions can start a size
-                // field with a non-zero value.
-                let mut reached = c;
-                let z = first_not_in(v, c, r, 0, &mut reached)?;
-                c = z.saturating_sub(3).max(c + 1);
-                continue;
-            }
-            let in_header = match owner {
-                Some(o) => o < c && header_covers(v, o, c)?,
-                None => false,
-            };
-            if !in_header && self.records_tile(f, v, c, r)? && self.frames_strongly(f, v, c)?.is_none() {
-                return Ok(Some(c));
-            }
-            c += 1;
-        }
-        Ok(None)
-    }
-
     /// The end of the record at `p` if it passes the strict tests and is confirmed:
     /// an anchor, two more records after it (or a clean end), or, for small records,
     /// a configured digest.
-    fn frames_strongly<F: Framing>(&mut self, f: &F, v: &View<'_>, p: usize) -> Fetch<Option<usize>> {
+    fn frames_strongly<F: Framing<Kind = K>>(&mut self, f: &F, v: &View<'_>, p: usize) -> Fetch<Option<usize>> {
         if p + 4 > v.len() || v.i32_at(p)? == 0 || f.fill() == Some(v.byte(p)?) {
             return Ok(None);
         }
@@ -1017,7 +886,7 @@ impl Chain {
     /// The first sync point in `[from, limit)`, if any. Results are remembered (also
     /// how far a search got before the window ran out), so searching again over a
     /// span already searched costs nothing.
-    pub(crate) fn find_sync<F: Framing>(&mut self, f: &F, v: &View<'_>, from: usize, limit: usize) -> Fetch<Option<usize>> {
+    pub(crate) fn find_sync<F: Framing<Kind = K>>(&mut self, f: &F, v: &View<'_>, from: usize, limit: usize) -> Fetch<Option<usize>> {
         let limit = limit.min(v.len());
         let from0 = from;
         let mut from = from;
@@ -1051,7 +920,7 @@ impl Chain {
 
     /// The search behind [`Chain::find_sync`]; on a [`Need`], also where it got to:
     /// no sync point lies before that.
-    fn search<F: Framing>(&mut self, f: &F, v: &View<'_>, from: usize, limit: usize) -> Result<Option<usize>, (Need, usize)> {
+    fn search<F: Framing<Kind = K>>(&mut self, f: &F, v: &View<'_>, from: usize, limit: usize) -> Result<Option<usize>, (Need, usize)> {
         let len = v.len();
         // Candidates in [from, limit) need their size field's bytes, which may
         // extend up to three bytes past limit.

@@ -93,6 +93,8 @@ pub enum OtherRecord<'a> {
     LedgerKey { ledger_id: i64, master_key: &'a [u8] },
     Fence { ledger_id: i64 },
     ExplicitLac { ledger_id: i64, lac_blob: &'a [u8] },
+    /// A journal meta record of a type not known here.
+    UnknownMeta { ledger_id: i64, entry_id: i64 },
     Padding { pad_len: u32 },
 }
 
@@ -102,6 +104,7 @@ impl OtherRecord<'_> {
             OtherRecord::LedgerKey { .. } => "ledger_key",
             OtherRecord::Fence { .. } => "fence",
             OtherRecord::ExplicitLac { .. } => "explicit_lac",
+            OtherRecord::UnknownMeta { .. } => "unknown_meta",
             OtherRecord::Padding { .. } => "padding",
         }
     }
@@ -167,7 +170,7 @@ const RUN_BACKOFF: u32 = 8;
 pub(crate) struct RecordScan<F: RecordFormat> {
     window: Window,
     framing: F,
-    chain: Chain,
+    chain: Chain<F::Kind>,
     /// Checks digests whatever the read asked: a digest that verifies confirms a
     /// record where framing alone would look ahead, so an unverified read frames as
     /// fast (and as well) as a verified one. Only its rows do not say.
@@ -204,12 +207,12 @@ pub(crate) struct RecordScan<F: RecordFormat> {
     looked_ahead: std::collections::HashSet<LedgerKey>,
     /// Warming up (see the module notes): the walk is before the range; the range's
     /// own walk.
-    warm: Option<Chain>,
+    warm: Option<Chain<F::Kind>>,
     done: bool,
 }
 
 impl<F: RecordFormat> RecordScan<F> {
-    pub(crate) fn new(source: Arc<dyn ReadAt>, framing: F, chain: Chain, settings: &ScanSettings) -> Result<Self> {
+    pub(crate) fn new(source: Arc<dyn ReadAt>, framing: F, chain: Chain<F::Kind>, settings: &ScanSettings) -> Result<Self> {
         let checker = DigestChecker::new(&settings.digests, true).with_dummy_chains();
         let records_end = chain.position();
         Ok(RecordScan {

@@ -286,7 +286,7 @@ impl EntryLogItem<'_> {
 #[derive(Debug, Clone)]
 pub struct EntryLogCursor {
     framing: EntryLogFraming,
-    chain: Chain,
+    chain: Chain<RecordKind>,
     data_len: usize,
 }
 

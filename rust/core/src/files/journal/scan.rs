@@ -17,6 +17,10 @@ use crate::files::window::{Fetch, View};
 
 /// The smallest payload: a fence record's ledger id and entry id.
 const MIN_PAYLOAD: usize = 16;
+/// Meta entry ids are small negative multiples of 4096 (-4096 times a power of two
+/// so far); any other negative id is an entry or meta id that damage changed.
+const MIN_META_ENTRY_ID: i64 = -(1 << 32);
+const META_ENTRY_ID_UNIT: i64 = 0x1000;
 /// A master key is a SHA-1 (`BookieProtocol.MASTER_KEY_LENGTH`).
 const MASTER_KEY_LEN: i32 = 20;
 /// Padding records end on an alignment boundary, a multiple of 512.
@@ -30,6 +34,9 @@ pub(crate) enum RecordKind {
     LedgerKey,
     Fence,
     ExplicitLac,
+    /// A meta record of a type this library does not know (newer bookies write
+    /// types older ones skip on replay).
+    UnknownMeta,
     Padding,
 }
 
@@ -58,9 +65,16 @@ pub(crate) fn payload_verdict(head: &[u8], n: usize, strict: bool) -> (RecordKin
     if entry_id >= 0 {
         return (RecordKind::Entry, entry_verdict(head, n, strict));
     }
-    // A record claiming to be a meta record must show its shape: a known meta id,
-    // exactly the size its layout gives, and (for explicit LACs) a blob of its own
-    // ledger. Anything else negative is an entry whose id was damaged.
+    // A record claiming to be a meta record must show its shape: a meta id, exactly
+    // the size its layout gives, and (for explicit LACs) a blob of its own ledger.
+    // A meta id no bookie version known here writes is a record BookKeeper's replay
+    // skips: framed, never a sync point. Any other negative id is damage.
+    if entry_id < MIN_META_ENTRY_ID || entry_id % META_ENTRY_ID_UNIT != 0 {
+        return (RecordKind::Entry, Verdict::Implausible);
+    }
+    if !matches!(entry_id, METAENTRY_ID_LEDGER_KEY | METAENTRY_ID_LEDGER_EXPLICITLAC | METAENTRY_ID_FENCE_KEY) {
+        return (RecordKind::UnknownMeta, if strict { Verdict::Implausible } else { Verdict::Plausible });
+    }
     if head.len() < 20 && entry_id != METAENTRY_ID_FENCE_KEY {
         return (RecordKind::Entry, Verdict::Short);
     }
@@ -77,7 +91,7 @@ pub(crate) fn payload_verdict(head: &[u8], n: usize, strict: bool) -> (RecordKin
             (RecordKind::ExplicitLac, verdict(digest_ok && n == 20 + len as usize && own_ledger))
         }
         METAENTRY_ID_FENCE_KEY => (RecordKind::Fence, verdict(n == MIN_PAYLOAD)),
-        _ => (RecordKind::Entry, Verdict::Implausible),
+        _ => unreachable!("unknown meta ids returned above"),
     }
 }
 
@@ -218,6 +232,8 @@ pub enum JournalRecordKind<'a> {
     Fence { ledger_id: i64 },
     /// An explicit-LAC blob (entry id -32768): ledger id, LAC, digest.
     ExplicitLac { ledger_id: i64, lac_blob: &'a [u8] },
+    /// A meta record of a type not known here (BookKeeper's replay skips it).
+    UnknownMeta { ledger_id: i64, entry_id: i64 },
     /// Padding to an alignment boundary (version 5+): `pad_len` zero bytes follow the marker.
     Padding { pad_len: u32 },
 }
@@ -230,6 +246,7 @@ impl JournalRecordKind<'_> {
             JournalRecordKind::LedgerKey { .. } => "ledger_key",
             JournalRecordKind::Fence { .. } => "fence",
             JournalRecordKind::ExplicitLac { .. } => "explicit_lac",
+            JournalRecordKind::UnknownMeta { .. } => "unknown_meta",
             JournalRecordKind::Padding { .. } => "padding",
         }
     }
@@ -240,7 +257,8 @@ impl JournalRecordKind<'_> {
             JournalRecordKind::Entry { header, .. } => Some(header.ledger_id),
             JournalRecordKind::LedgerKey { ledger_id, .. }
             | JournalRecordKind::Fence { ledger_id }
-            | JournalRecordKind::ExplicitLac { ledger_id, .. } => Some(ledger_id),
+            | JournalRecordKind::ExplicitLac { ledger_id, .. }
+            | JournalRecordKind::UnknownMeta { ledger_id, .. } => Some(ledger_id),
             JournalRecordKind::Padding { .. } => None,
         }
     }
@@ -280,6 +298,7 @@ impl<'a> JournalRecord<'a> {
             JournalRecordKind::LedgerKey { .. } => Some(METAENTRY_ID_LEDGER_KEY),
             JournalRecordKind::Fence { .. } => Some(METAENTRY_ID_FENCE_KEY),
             JournalRecordKind::ExplicitLac { .. } => Some(METAENTRY_ID_LEDGER_EXPLICITLAC),
+            JournalRecordKind::UnknownMeta { entry_id, .. } => Some(entry_id),
             JournalRecordKind::Padding { .. } => None,
         }
     }
@@ -303,6 +322,7 @@ fn record(rec: &[u8], offset: usize, kind: RecordKind, reframed: bool) -> Journa
         RecordKind::LedgerKey => JournalRecordKind::LedgerKey { ledger_id: ledger_id(), master_key: &payload[sized(payload)] },
         RecordKind::ExplicitLac => JournalRecordKind::ExplicitLac { ledger_id: ledger_id(), lac_blob: &payload[sized(payload)] },
         RecordKind::Fence => JournalRecordKind::Fence { ledger_id: ledger_id() },
+        RecordKind::UnknownMeta => JournalRecordKind::UnknownMeta { ledger_id: ledger_id(), entry_id: i64_unchecked(payload, 8) },
         RecordKind::Padding => {
             return JournalRecord {
                 offset: offset as u64,
@@ -321,6 +341,7 @@ impl RecordFormat for JournalFraming {
             JournalRecordKind::LedgerKey { ledger_id, master_key } => OtherRecord::LedgerKey { ledger_id, master_key },
             JournalRecordKind::Fence { ledger_id } => OtherRecord::Fence { ledger_id },
             JournalRecordKind::ExplicitLac { ledger_id, lac_blob } => OtherRecord::ExplicitLac { ledger_id, lac_blob },
+            JournalRecordKind::UnknownMeta { ledger_id, entry_id } => OtherRecord::UnknownMeta { ledger_id, entry_id },
             JournalRecordKind::Padding { pad_len } => OtherRecord::Padding { pad_len },
             JournalRecordKind::Entry { .. } => return None,
         })
@@ -347,7 +368,7 @@ impl JournalItem<'_> {
 #[derive(Debug, Clone)]
 pub struct JournalCursor {
     framing: JournalFraming,
-    chain: Chain,
+    chain: Chain<RecordKind>,
     data_len: usize,
 }
 

@@ -1,6 +1,7 @@
-"""What the damage campaign (`damage_campaign.py`) found in the readers, one test
-each: intact entries lost or flagged, damaged ones verified, ranges that did not
-read as the whole file, a crash and memory that grew with the number of batches."""
+"""Damaged files read as the evidence supports, one shape per test: intact
+entries around damage kept and verified, damaged ones flagged where they are, ranges
+reading as the whole file, no crash, memory bounded whatever the number of batches.
+The damage campaign (`damage_campaign.py`) finds such shapes at scale."""
 
 from __future__ import annotations
 
@@ -237,7 +238,7 @@ def test_garbage_size_over_later_records_with_ids_no_writer_writes(tmp_path):
 
 
 def test_index_writer_refuses_entry_ids_it_cannot_hold(tmp_path):
-    # Issue 13 item 2: {2**40: 5} made the writer allocate 8.8 TB (the process
+    # {2**40: 5} once made the writer allocate 8.8 TB (the process
     # aborted); {2**62: 5} was already a clean error. In a subprocess, so an abort
     # fails the test instead of killing the run.
     out = run_python(f"""

@@ -1,10 +1,10 @@
-"""One reproducer per numbered item of issue 13 that concerns the readers; each
-fails on the reader of 1ce5d0e. The command line's parts (usage errors, verify with
-unchecked ledgers, ledgers maps and lastMark) are in `test_cli.py`. Items 1 to 3
-are in `test_files_mutation.py` (files shrinking under open readers; FIFOs,
-devices, directories) and `test_files_campaign_finds.py` (item 2: the index
-writer's allocation); the damage campaign (`test_damage_campaign.py`) covers them
-all at scale. Each test names its item."""
+"""Damage shapes the readers must read as BookKeeper wrote them: a flipped sign
+bit, an impossible ledgers map, a rolled log cut short, phantom entries out of a
+damaged map, V2 entries whose ids frame like records, damaged headers, meta records
+beside damage, DUMMY and password-less HMAC ledgers, ranges starting at damage, and
+empty or foreign files. Files shrinking under open readers and non-regular files
+are in `test_files_mutation.py`; the damage campaign (`test_damage_campaign.py`)
+covers all of them at scale."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import bkcodec
+import bkcodec.cli
 
 
 def rows(reader, *keys):
@@ -39,9 +40,9 @@ def interleaved(*ledgers):
     return out
 
 
-# Item 4: a journal entry whose entry-id sign bit flips read as record_type="unknown"
+# a journal entry whose entry-id sign bit flips read as record_type="unknown"
 # with no error.
-def test_item_4_a_flipped_entry_id_sign_bit_in_a_journal_is_damage(tmp_path):
+def test_a_flipped_entry_id_sign_bit_in_a_journal_is_damage(tmp_path):
     path = tmp_path / "1.txn"
     with bkcodec.JournalWriter(path, version=6) as w:
         offsets = [w.add_entry(e) for e in ledger(3, 3, 10)]
@@ -56,6 +57,26 @@ def test_item_4_a_flipped_entry_id_sign_bit_in_a_journal_is_damage(tmp_path):
     assert e.value.offset == offsets[1]
 
 
+def test_a_journal_meta_record_of_an_unknown_type_is_framed_not_damage(tmp_path):
+    # Newer bookies may journal meta records older ones do not know; BookKeeper's
+    # replay skips them and reads on. So does the reader: a record of its own type,
+    # and verify finds nothing wrong.
+    journal = tmp_path / "journal" / "current"
+    journal.mkdir(parents=True)
+    path = journal / "1a.txn"
+    with bkcodec.JournalWriter(path, version=6) as w:
+        first = w.add_entry(ledger(3, 1, 10)[0])
+        fence = w.add_fence(3)
+        last = w.add_entry(ledger(3, 2, 10)[1])
+    data = bytearray(path.read_bytes())
+    assert data[fence + 12 : fence + 20] == (-0x2000).to_bytes(8, "big", signed=True)
+    data[fence + 12 : fence + 20] = (-0x10000).to_bytes(8, "big", signed=True)
+    path.write_bytes(bytes(data))
+    got = rows(bkcodec.read_journal(path), "offset", "record_type", "ledger_id", "entry_id", "error_kind")
+    assert got == [(first, "entry", 3, 0, None), (fence, "unknown_meta", 3, -0x10000, None), (last, "entry", 3, 1, None)]
+    assert bkcodec.cli.main(["verify", str(tmp_path)]) == 0
+
+
 def rolled_log(tmp_path, digest_type="crc32c"):
     path = tmp_path / "5.log"
     entries = interleaved(*(ledger(lid, 6, 40 + 7 * lid, digest_type=digest_type) for lid in (1, 2, 3, 4, 5)))
@@ -63,9 +84,9 @@ def rolled_log(tmp_path, digest_type="crc32c"):
     return path, offsets
 
 
-# Item 5: ledgers_map() trusted a corrupted map (365 of 750 single-bit flips in the
+# ledgers_map() trusted a corrupted map (365 of 750 single-bit flips in the
 # map region of 5 rolled logs gave source="map" with wrong data).
-def test_item_5_the_ledgers_map_is_not_trusted_when_it_is_impossible(tmp_path):
+def test_the_ledgers_map_is_not_trusted_when_it_is_impossible(tmp_path):
     path, _ = rolled_log(tmp_path)
     good = path.read_bytes()
     truth = dict(bkcodec.ledgers_map(path).ledgers)
@@ -84,7 +105,7 @@ def test_item_5_the_ledgers_map_is_not_trusted_when_it_is_impossible(tmp_path):
             if got == truth:
                 continue
             # A flipped ledger id keeps every size right: only a scan can tell (see
-            # test_item_5_a_ledger_id_flipped_in_the_map_fails_verify below).
+            # test_a_ledger_id_flipped_in_the_map_fails_verify below).
             assert sorted(got.values()) == sorted(truth.values()) and len(set(got) - set(truth)) == 1, (at, bit, got)
             wrong_ids += 1
     assert wrong_ids <= 5 * 8 * 8  # at most the bits of the five ledger ids
@@ -97,7 +118,7 @@ def test_item_5_the_ledgers_map_is_not_trusted_when_it_is_impossible(tmp_path):
         assert m.source == "scan" and m.fallback_reason and dict(m.ledgers) == truth
 
 
-def test_item_5_a_ledger_id_flipped_in_the_map_fails_verify(tmp_path, capsys):
+def test_a_ledger_id_flipped_in_the_map_fails_verify(tmp_path, capsys):
     # Item 5's remainder ("a ledger absent from the log"): only a scan can tell, and
     # `ledgers_map()` reads the map without one (that is what the map is for: see its
     # docstring). `bkcodec verify` scans, compares, and fails.
@@ -113,9 +134,9 @@ def test_item_5_a_ledger_id_flipped_in_the_map_fails_verify(tmp_path, capsys):
     assert "ledger 1: map none, entries " in capsys.readouterr().out
 
 
-# Item 6: a rolled log cut before its map read as clean; a torn size field of 1-3
+# a rolled log cut before its map read as clean; a torn size field of 1-3
 # bytes was padding; a journal's zeroed last sector went unnoticed.
-def test_item_6_a_rolled_log_cut_short_and_torn_size_fields(tmp_path):
+def test_a_rolled_log_cut_short_and_torn_size_fields(tmp_path):
     path, offsets = rolled_log(tmp_path)
     good = path.read_bytes()
     map_at = struct.unpack(">q", good[8:16])[0]
@@ -142,8 +163,8 @@ def test_item_6_a_rolled_log_cut_short_and_torn_size_fields(tmp_path):
     assert got[-1][1] == "before_last_mark" and [o for o, k in got if k is None] == [o for o in joffsets if o + 4 + 100 + 32 + 4 <= mark - 512]
 
 
-# Item 7: a damaged map in a DUMMY log gave phantom "verified" DUMMY entries.
-def test_item_7_no_phantom_dummy_entries_out_of_a_damaged_map(tmp_path):
+# a damaged map in a DUMMY log gave phantom "verified" DUMMY entries.
+def test_no_phantom_dummy_entries_out_of_a_damaged_map(tmp_path):
     path, offsets = rolled_log(tmp_path, digest_type="dummy")
     good = path.read_bytes()
     truth = {(r[0], r[1], r[2]) for r in rows(bkcodec.read_entry_log(path))}
@@ -161,9 +182,9 @@ def test_item_7_no_phantom_dummy_entries_out_of_a_damaged_map(tmp_path):
                 assert verified == truth, (at, what, kw, verified - truth)
 
 
-# Item 8: an intact V2 entry of scope S and length 10 + 256·S was lost in a range read
+# an intact V2 entry of scope S and length 10 + 256·S was lost in a range read
 # starting at (or just before) it.
-def test_item_8_a_v2_entry_of_10_plus_256_s_bytes_and_ranges(tmp_path):
+def test_a_v2_entry_of_10_plus_256_s_bytes_and_ranges(tmp_path):
     path = tmp_path / "1.log"
     offsets = write_log(path, [bkcodec.encode_entry(8, i, i - 1, 1241 * (i + 1), bytes(1241), digest_type="crc32", scope_id=5) for i in range(4)])
     whole = rows(bkcodec.read_entry_log(path))
@@ -172,10 +193,10 @@ def test_item_8_a_v2_entry_of_10_plus_256_s_bytes_and_ranges(tmp_path):
         assert rows(bkcodec.read_entry_log(path, end=start)) + rows(bkcodec.read_entry_log(path, start=start)) == whole, start
 
 
-# Item 9: one flipped bit in a log's magic or version, or a zeroed first sector, made
+# one flipped bit in a log's magic or version, or a zeroed first sector, made
 # the whole file unreadable; journals refused on version damage.
 @pytest.mark.parametrize("damage", ["magic", "version", "first_sector"])
-def test_item_9_a_damaged_header_is_one_row_and_the_file_is_read_on(tmp_path, damage):
+def test_a_damaged_header_is_one_row_and_the_file_is_read_on(tmp_path, damage):
     for layout in ("legacy", "direct"):
         path = tmp_path / "1.log"
         offsets = write_log(path, ledger(1, 10, 300), layout=layout)
@@ -206,9 +227,9 @@ def test_item_9_a_damaged_header_is_one_row_and_the_file_is_read_on(tmp_path, da
         assert got[0] == (0, "bad_header")
 
 
-# Item 10: damage to a journal record's size field or body swallowed the intact meta
+# damage to a journal record's size field or body swallowed the intact meta
 # records after it.
-def test_item_10_journal_damage_does_not_swallow_meta_records(tmp_path):
+def test_journal_damage_does_not_swallow_meta_records(tmp_path):
     path = tmp_path / "1.txn"
     with bkcodec.JournalWriter(path, version=6) as w:
         records = []
@@ -232,9 +253,9 @@ def test_item_10_journal_damage_does_not_swallow_meta_records(tmp_path):
             assert meta <= got, (victim, how, meta - got)
 
 
-# Item 11: V1 ledgers whose type no digest tells (DUMMY; HMAC without the password)
+# V1 ledgers whose type no digest tells (DUMMY; HMAC without the password)
 # were reported as damaged.
-def test_item_11_dummy_and_password_less_hmac_ledgers_are_not_damaged(tmp_path):
+def test_dummy_and_password_less_hmac_ledgers_are_not_damaged(tmp_path):
     path = tmp_path / "1.log"
     write_log(path, interleaved(ledger(5, 20, 30, digest_type="dummy"), ledger(6, 20, 30, digest_type="hmac", password=b"pw")))
     got = rows(bkcodec.read_entry_log(path), "ledger_id", "digest_type", "digest_ok", "error")
@@ -247,9 +268,9 @@ def test_item_11_dummy_and_password_less_hmac_ledgers_are_not_damaged(tmp_path):
     assert all(r[0] is None for r in rows(bkcodec.read_entry_log(path, verify=False), "error"))
 
 
-# Item 12: with digest_type="auto", a range whose first entry of a ledger is damaged
+# with digest_type="auto", a range whose first entry of a ledger is damaged
 # said digest_type=None and no payload where the whole file said crc32c.
-def test_item_12_a_range_whose_first_entry_of_a_ledger_is_damaged(tmp_path):
+def test_a_range_whose_first_entry_of_a_ledger_is_damaged(tmp_path):
     path = tmp_path / "1.log"
     offsets = write_log(path, interleaved(ledger(1, 10, 100), ledger(2, 10, 100, digest_type="crc32")))
     data = bytearray(path.read_bytes())
@@ -264,9 +285,9 @@ def test_item_12_a_range_whose_first_entry_of_a_ledger_is_damaged(tmp_path):
     assert part[0][1:3] == ("crc32c", False) and part[0][3] is not None
 
 
-# Small items: empty files and files that are not journals, consistently between the
+# Empty files and files that are not journals, consistently between the
 # readers and the header functions.
-def test_small_items_empty_and_foreign_files(tmp_path):
+def test_empty_and_foreign_files(tmp_path):
     log, journal = tmp_path / "0.log", tmp_path / "0.txn"
     log.write_bytes(b"")
     journal.write_bytes(b"")
