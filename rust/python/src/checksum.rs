@@ -230,7 +230,53 @@ fn add_entry(m: &Bound<'_, PyModule>, name: &'static CStr, doc: &'static CStr, e
     m.add(name.to_str().expect("ASCII name"), function)
 }
 
+/// The CRC-32C path in use (`portable`, `sse42`, `pclmul`, `crc-fast`, `avx512`).
+#[pyfunction]
+fn _crc_path() -> &'static str {
+    digest::crc_path().name()
+}
+
+/// The CRC-32C paths this CPU runs.
+#[pyfunction]
+fn _crc_paths() -> Vec<&'static str> {
+    digest::CrcPath::ALL.into_iter().filter(|p| p.available()).map(|p| p.name()).collect()
+}
+
+fn path_named(name: &str) -> PyResult<digest::CrcPath> {
+    digest::CrcPath::from_name(name)
+        .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("unknown CRC-32C path {name:?}")))
+}
+
+/// Forces the CRC-32C path for the whole process (`None`: the CPU's own), for
+/// tests and measurements; returns the path now in use.
+#[pyfunction]
+#[pyo3(signature = (name))]
+fn _set_crc_path(name: Option<&str>) -> PyResult<&'static str> {
+    let path = name.map(path_named).transpose()?;
+    digest::set_crc_path(path).map(|p| p.name()).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
+}
+
+/// CRC-32C of `data` on the named path alone, resumed from `value`: one
+/// path beside another in one process, for measurements.
+#[pyfunction]
+#[pyo3(signature = (name, data, value = 0))]
+fn _crc32c_on(name: &str, data: &Bound<'_, PyAny>, value: u32) -> PyResult<u32> {
+    let path = path_named(name)?;
+    let on = |s: &[u8]| {
+        digest::crc32c_append_on(path, value, s)
+            .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("this CPU cannot run the {path} CRC-32C path")))
+    };
+    match data.cast::<PyBytes>() {
+        Ok(b) => on(b.as_bytes()),
+        Err(_) => on(data.extract::<BytesInput>()?.as_slice()),
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_crc_path, m)?)?;
+    m.add_function(wrap_pyfunction!(_crc_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_crc_path, m)?)?;
+    m.add_function(wrap_pyfunction!(_crc32c_on, m)?)?;
     // The signature line before "--" is what `inspect.signature` reads.
     add_entry(
         m,

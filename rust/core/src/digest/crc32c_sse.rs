@@ -270,7 +270,8 @@ pub(crate) unsafe fn crc32c_register_split<const V: usize, const S: usize, const
 // --- `crc32` streams alone ------------------------------------------------------
 
 /// Streams of the `sse42` path: the instruction's latency (three cycles) times
-/// its throughput (once a cycle on Intel before Ice Lake's peers and Zen 3's).
+/// its throughput (once a cycle on Intel cores; CPUs with SSE4.2 but no
+/// PCLMULQDQ are Nehalem-era Intel and small Atoms).
 const SSE_STREAMS: usize = 3;
 
 /// A table moving a CRC register over `bytes` zero bytes, a byte of the
