@@ -319,8 +319,8 @@ fn crc32c_register_on(path: CrcPath, crc: u32, data: &[u8]) -> u32 {
             }
             // Short messages call the small function directly, not through the
             // kernel (whose set-up costs a few cycles even when it returns early).
-            CrcPath::Avx512 | CrcPath::CrcFast if data.len() <= SHORT_SSE42_MAX => {
-                // SAFETY: both paths need SSE4.2 on x86-64.
+            CrcPath::Avx512 | CrcPath::CrcFast | CrcPath::Pclmul if data.len() <= SHORT_SSE42_MAX => {
+                // SAFETY: these paths need SSE4.2 on x86-64.
                 return unsafe { crc32c_x86::crc32_words(crc, data) };
             }
             // SAFETY: the CPU has SSE4.2 and PCLMULQDQ (the path's features).
@@ -336,8 +336,9 @@ fn crc32c_register_on(path: CrcPath, crc: u32, data: &[u8]) -> u32 {
     }
 }
 
-/// Below this, the `crc-fast` and `avx512` paths run the `crc32` instruction
-/// alone (what `crc-fast` runs below it, minus its set-up).
+/// Up to this, the `crc-fast`, `avx512` and `pclmul` paths run the `crc32`
+/// instruction alone (what `crc-fast` runs below it, minus its set-up; many
+/// 256-byte messages ran at 1.08x the `pclmul` kernel, 1 KiB ones at 0.46x).
 #[cfg(target_arch = "x86_64")]
 const SHORT_SSE42_MAX: usize = 256;
 // With AVX-512, every message shorter than the kernel's minimum is short.
