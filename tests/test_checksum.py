@@ -162,6 +162,12 @@ def test_signatures():
 # --- the CRC-32C paths (portable, sse42, pclmul, crc-fast, avx512), each forced ----
 
 CRC_PATHS = _native._crc_paths()
+ALL_PATHS = ["portable", "sse42", "pclmul", "crc-fast", "avx512"]
+
+
+def crc32c_on(name):
+    """`crc32c` on the named path alone (`_crc32c_pclmul`, ...)."""
+    return getattr(_native, "_crc32c_" + name.replace("-", "_"))
 
 
 @pytest.fixture
@@ -178,8 +184,12 @@ def test_the_portable_path_runs_everywhere_and_unknown_names_are_refused():
     assert _native._crc_path() in CRC_PATHS or os.environ.get("BKCODEC_CRC_PATH")
     with pytest.raises(ValueError, match="unknown CRC-32C path"):
         _native._set_crc_path("avx3")
-    with pytest.raises(ValueError, match="unknown CRC-32C path"):
-        _native._crc32c_on("avx3", b"")
+    for name in ALL_PATHS:
+        if name in CRC_PATHS:
+            assert crc32c_on(name)(b"123456789") == 0xE3069283
+        else:
+            with pytest.raises(ValueError, match=f"cannot run the {name} CRC-32C path"):
+                crc32c_on(name)(b"123456789")
 
 
 def test_a_path_named_in_the_environment_is_the_one_in_use():
@@ -200,7 +210,8 @@ def test_each_path_agrees_with_the_wheels_at_every_alignment(name):
         length = rng.choice([rng.randrange(100 * 1024), rng.randrange(5000), rng.randrange(300)])
         part = data[offset : offset + length]
         value = 0 if round_ % 3 == 0 else rng.getrandbits(32)
-        assert _native._crc32c_on(name, part, value) == crc32c_wheel.crc32c(part, value), (name, offset, length)
+        assert crc32c_on(name)(part, value) == crc32c_wheel.crc32c(part, value), (name, offset, length)
+        assert crc32c_on(name)(memoryview(part), value=value) == crc32c_wheel.crc32c(part, value)
 
 
 @pytest.mark.golden
