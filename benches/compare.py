@@ -52,6 +52,7 @@ import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
 import bkcodec  # noqa: E402
+from bkcodec import _bkcodec as _native  # noqa: E402
 from benchmarks import _workloads as work  # noqa: E402
 from benchmarks._workloads import KiB, MiB  # noqa: E402
 
@@ -320,6 +321,47 @@ def compare_checksums(run: Run) -> None:
             ("bkcodec", gbps(size, ours)),
             ("zlib.crc32", gbps(size, theirs)),
         )
+
+
+def compare_crc_paths(run: Run) -> None:
+    """Every CRC-32C path this CPU runs (each alone through its own entry point,
+    `_crc32c_pclmul` and so on), timed in turn with the faster PyPI wheel in one
+    round: the ratio per path side by side, and each against `crc-fast` (what
+    ran on x86-64 without AVX-512 before the `pclmul` path, and runs on Intel
+    and Zen 4 AVX-512 today). The entry points are the same kind of call as
+    `bkcodec.crc32c`. Informational: the targets are on the path in use."""
+    import crc32c as crc32c_wheel
+    import google_crc32c
+
+    paths = _native._crc_paths()
+    wheels = {"crc32c wheel": crc32c_wheel.crc32c, "google-crc32c": google_crc32c.value}
+    for size in (KiB, 16 * KiB):
+        data = work.pattern(size)
+        on = {p: getattr(_native, "_crc32c_" + p.replace("-", "_")) for p in paths}
+        calls = [(on[p], (data,)) for p in paths] + [(fn, (data,)) for fn in wheels.values()]
+        seconds = run.side_by_side(*calls)
+        rates = {p: gbps(size, s) for p, s in zip(paths, seconds)}
+        figures = {label: gbps(size, s) for label, s in zip(wheels, seconds[len(paths):])}
+        fastest = max(figures, key=figures.__getitem__)
+        for p in paths:
+            details = {"wheels_gb_per_s": figures, "in_use": p == _native._crc_path()}
+            run.compare(
+                f"crc32c-path-{p}-{size_key(size)}-vs-wheel",
+                f"crc32c {size_name(size)} on the {p} path vs fastest PyPI wheel",
+                "GB/s",
+                ("bkcodec", rates[p]),
+                (fastest, figures[fastest]),
+                details,
+            )
+        for p in paths:
+            if p != "crc-fast" and "crc-fast" in rates:
+                run.compare(
+                    f"crc32c-path-{p}-{size_key(size)}-vs-crc-fast",
+                    f"crc32c {size_name(size)} on the {p} path vs the crc-fast path",
+                    "GB/s",
+                    ("bkcodec", rates[p]),
+                    ("crc-fast", rates["crc-fast"]),
+                )
 
 
 def compare_decode_entries(run: Run) -> None:
@@ -854,6 +896,27 @@ def print_line(result: Comparison | Skipped) -> None:
     )
 
 
+def cpu_features() -> str:
+    """Family and model, and the instruction sets the kernels choose by
+    (/proc/cpuinfo): `lscpu`'s model name alone does not tell an AVX2 EPYC from
+    an AVX-512 one."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "features unknown"
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            break
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    flags = set(fields.get("flags", fields.get("Features", "")).split())
+    shown = [("avx512f", "AVX-512"), ("vpclmulqdq", "VPCLMULQDQ"), ("avx2", "AVX2"), ("pclmulqdq", "PCLMULQDQ"), ("sse4_2", "SSE4.2"), ("crc32", "CRC32"), ("pmull", "PMULL")]
+    have = [name for flag, name in shown if flag in flags]
+    where = f"family {fields['cpu family']} model {fields['model']}" if "cpu family" in fields else platform.machine()
+    return f"{where}; " + (", ".join(have) if have else "none of AVX-512, VPCLMULQDQ, AVX2, PCLMULQDQ, SSE4.2")
+
+
 def cpu_model() -> str:
     """`lscpu`'s model name (what every figure of a note names), else /proc/cpuinfo's."""
     try:
@@ -879,6 +942,8 @@ def machine() -> dict[str, Any]:
     return {
         "platform": platform.platform(),
         "cpu": cpu,
+        "cpu_features": cpu_features(),
+        "crc32c_path": _native._crc_path(),
         "cpus": os.cpu_count(),
         "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
         "python": platform.python_version(),
@@ -894,6 +959,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of lines")
     parser.add_argument("--no-spark", dest="spark", action="store_false", help="skip the Spark comparison")
     parser.add_argument("--strict", action="store_true", help="exit 1 when any target is missed")
+    parser.add_argument(
+        "--only",
+        metavar="SECTIONS",
+        help="comma-separated sections to run (checksums, crc_paths, decode_entries, files, many_files, index, pulsar, cluster, spark, spark_source)",
+    )
     args = parser.parse_args(argv)
 
     # Spark workers must run this interpreter (the one bkcodec is installed in).
@@ -904,6 +974,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     sections = (
         compare_checksums,
+        compare_crc_paths,
         compare_decode_entries,
         compare_files,
         compare_many_files,
@@ -913,6 +984,12 @@ def main(argv: list[str] | None = None) -> int:
         compare_spark,
         compare_spark_source,
     )
+    if args.only:
+        wanted = {name.strip() for name in args.only.split(",")}
+        unknown = wanted - {f.__name__.removeprefix("compare_") for f in sections}
+        if unknown:
+            parser.error(f"unknown sections: {', '.join(sorted(unknown))}")
+        sections = tuple(f for f in sections if f.__name__.removeprefix("compare_") in wanted)
     for section in sections:
         section(run)
     elapsed = time.perf_counter() - started
@@ -932,7 +1009,7 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(os, "getloadavg"):
             # Other work on the machine shows up in every figure; say how much there was.
             summary += f", load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus"
-        summary += f", CPU {cpu_model()}"
+        summary += f", CPU {cpu_model()} ({cpu_features()}; CRC-32C path {_native._crc_path()})"
         print(f"\n{summary}" + (f"; missed: {', '.join(misses)}" if misses else ""))
     return 1 if args.strict and misses else 0
 

@@ -1,14 +1,18 @@
 import inspect
+import os
+import random
 import re
 import zlib
 
 import crc32c as crc32c_wheel
 import google_crc32c
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bkcodec
+from bkcodec import _bkcodec as _native
 
 
 @pytest.mark.parametrize("kind", [bytes, bytearray, memoryview])
@@ -153,3 +157,73 @@ def test_signatures():
     for f in (bkcodec.crc32c, bkcodec.crc32):
         assert str(inspect.signature(f)) == "(data, value=0)"
         assert f.__module__ == "bkcodec._bkcodec"
+
+
+# --- the CRC-32C paths (portable, sse42, pclmul, crc-fast, avx512), each forced ----
+
+CRC_PATHS = _native._crc_paths()
+ALL_PATHS = ["portable", "sse42", "pclmul", "crc-fast", "avx512"]
+
+
+def crc32c_on(name):
+    """`crc32c` on the named path alone (`_crc32c_pclmul`, ...)."""
+    return getattr(_native, "_crc32c_" + name.replace("-", "_"))
+
+
+@pytest.fixture
+def forced_path(request):
+    """Forces the path named by the test's parameter for the whole process, then
+    gives the CPU's own back."""
+    _native._set_crc_path(request.param)
+    yield request.param
+    _native._set_crc_path(None)
+
+
+def test_the_portable_path_runs_everywhere_and_unknown_names_are_refused():
+    assert "portable" in CRC_PATHS
+    assert _native._crc_path() in CRC_PATHS or os.environ.get("BKCODEC_CRC_PATH")
+    with pytest.raises(ValueError, match="unknown CRC-32C path"):
+        _native._set_crc_path("avx3")
+    for name in ALL_PATHS:
+        if name in CRC_PATHS:
+            assert crc32c_on(name)(b"123456789") == 0xE3069283
+        else:
+            with pytest.raises(ValueError, match=f"cannot run the {name} CRC-32C path"):
+                crc32c_on(name)(b"123456789")
+
+
+def test_a_path_named_in_the_environment_is_the_one_in_use():
+    name = os.environ.get("BKCODEC_CRC_PATH")
+    if not name:
+        pytest.skip("BKCODEC_CRC_PATH not set: the CPU's own path is in use")
+    if name not in CRC_PATHS:
+        pytest.skip(f"this CPU cannot run the {name} path (it runs {', '.join(CRC_PATHS)})")
+    assert _native._crc_path() == name
+
+
+@pytest.mark.parametrize("name", CRC_PATHS)
+def test_each_path_agrees_with_the_wheels_at_every_alignment(name):
+    data = bytes(random.Random(30).getrandbits(8) for _ in range(100 * 1024 + 64))
+    rng = random.Random(name)
+    for round_ in range(120):
+        offset = round_ % 64
+        length = rng.choice([rng.randrange(100 * 1024), rng.randrange(5000), rng.randrange(300)])
+        part = data[offset : offset + length]
+        value = 0 if round_ % 3 == 0 else rng.getrandbits(32)
+        assert crc32c_on(name)(part, value) == crc32c_wheel.crc32c(part, value), (name, offset, length)
+        assert crc32c_on(name)(memoryview(part), value=value) == crc32c_wheel.crc32c(part, value)
+
+
+@pytest.mark.golden
+@pytest.mark.parametrize("forced_path", CRC_PATHS, indirect=True)
+def test_each_path_gives_bookkeepers_verdicts_on_its_crc32c_entries(forced_path):
+    """The golden corpus's verdict test (entry by entry, good and corrupted) and
+    a batch decode, on the forced path."""
+    import test_entries_golden as golden
+
+    assert _native._crc_path() == forced_path
+    for kind in ("", ".corrupt"):
+        golden.test_verifier_and_recovery_verdicts("CRC32C", kind)
+    entries = [data for _, data in golden.load("CRC32C")]
+    table = bkcodec.decode_entries(pa.array(entries, pa.binary()), digest_type="crc32c")
+    assert table.num_rows == len(entries) == 58

@@ -7,6 +7,8 @@
 use hmac::{Mac, SimpleHmac};
 use sha1::{Digest as _, Sha1};
 
+use std::sync::atomic::{AtomicU8, Ordering};
+
 use crate::error::{Error, Result};
 
 /// The digest types, numbered as ledger metadata persists them (the proto
@@ -87,34 +89,214 @@ impl std::fmt::Display for DigestType {
     }
 }
 
-// Checksum implementations, chosen by measurement (examples/crc_choice.rs, and
-// calls timed side by side in one process; ratios from one run on AMD Zen 5):
-// - CRC-32C: hand-written for x86-64 with AVX-512 VPCLMULQDQ (digest/crc32c_x86.rs),
-//   `crc-fast` elsewhere. Each crate uses one of two resources: carry-less
-//   multiplies issue once every two cycles here (at any vector width), so
-//   `crc-fast`'s folding stops at 16 bytes a cycle; the `crc32` instruction (two a
-//   cycle, latency three) gives another 16 with six streams, the `crc32c` crate's
-//   three streams about 7. The kernel runs both at once on halves of each block
-//   and reaches about 30 bytes a cycle. Against `crc-fast`
-//   (ours / theirs): 64 B 1.29x (the `crc32` instruction alone, less dispatch),
-//   1 KiB 1.12x, 16 KiB 1.84x, 64 MiB 1.12x (1.05x a plain read of the same
-//   memory, prefetching ahead); the `crc32c` crate ran at 0.41x to 0.54x of
-//   `crc-fast`. Many short messages run six `crc32` streams side by side.
-//   The kernel's even split is tuned for Zen 5; other CPUs with AVX-512 keep
-//   `crc-fast` for long messages (see `balanced_for_this_cpu`).
+// Checksum implementations, chosen by measurement (examples/crc_choice.rs,
+// examples/crc_paths.rs, and calls timed side by side in one process).
+// - CRC-32C: one of several paths (`CrcPath`), chosen once per process from the CPU:
+//   * `avx512` (digest/crc32c_x86.rs): AVX-512 VPCLMULQDQ folding beside eight
+//     `crc32` streams, about 30 bytes a cycle on AMD Zen 5, where carry-less
+//     multiplies issue once every two cycles and `crc32` twice a cycle; its even
+//     split suits only such cores (see `balanced_for_this_cpu`). Against
+//     `crc-fast` there (ours / theirs): 64 B 1.29x, 1 KiB 1.12x, 16 KiB 1.84x,
+//     64 MiB 1.12x.
+//   * `crc-fast`: other CPUs with AVX-512 VPCLMULQDQ (Intel from Ice Lake, AMD
+//     Zen 4), where `crc-fast`'s own VPCLMULQDQ kernel leads (Intel Xeon with
+//     AMX, 16 KiB: 102 GB/s against 62 for `avx512`), and every CPU that is not
+//     x86-64 (its CRC + PMULL fusion on aarch64).
+//   * `pclmul` (digest/crc32c_sse.rs): x86-64 with PCLMULQDQ but no VPCLMULQDQ
+//     (AVX2 Intel before Ice Lake, AMD Zen 1 to 3): 128-bit folding beside
+//     `crc32` streams, split to each core's rates; forced on the Xeon above,
+//     16 KiB at 0.84x the sum of the two instruction loops' bounds and 1.08x
+//     `crc-fast`'s SSE4.2 + PCLMULQDQ kernel (what ran there before), 1 KiB
+//     1.9x it.
+//   * `sse42`: SSE4.2 without PCLMULQDQ: three `crc32` streams joined through
+//     tables (0.92x the instruction's bound at 16 KiB).
+//   * `portable` (digest/crc32c_table.rs): tables, on any CPU.
+//   Short messages take the `crc32` instruction alone on every x86-64 path
+//   with it. Many short messages run six `crc32` streams side by side.
 // - CRC-32: `crc32fast` (PCLMULQDQ and AVX-512 VPCLMULQDQ folding, aarch64 CRC,
-//   portable table). `crc-fast` was within noise of it from 1 KiB up and two to
-//   five times slower below 256 bytes on x86, which has no CRC-32 instruction.
+//   portable table; its table when the `portable` path is forced). `crc-fast`
+//   was within noise of it from 1 KiB up and two to five times slower below
+//   256 bytes on x86, which has no CRC-32 instruction.
 
 #[cfg(target_arch = "x86_64")]
+mod crc32c_sse;
+mod crc32c_table;
+#[cfg(target_arch = "x86_64")]
 mod crc32c_x86;
+
+/// The CRC-32C implementations a build has; which one runs long messages is
+/// chosen once per process from the CPU ([`crc_path`]), and can be forced with
+/// the `BKCODEC_CRC_PATH` environment variable (read at the first CRC) or
+/// [`set_crc_path`], for tests and side-by-side measurements.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum CrcPath {
+    /// Tables, eight bytes a step: any CPU.
+    Portable = 1,
+    /// Three `crc32` instruction streams joined through tables: x86-64 with SSE4.2.
+    Sse42 = 2,
+    /// 128-bit PCLMULQDQ folding beside `crc32` streams: x86-64 with SSE4.2 and PCLMULQDQ.
+    Pclmul = 3,
+    /// The `crc-fast` crate's own run-time choice (VPCLMULQDQ on x86-64 with
+    /// AVX-512, its PCLMULQDQ fusion below that, CRC and PMULL on aarch64).
+    CrcFast = 4,
+    /// 512-bit VPCLMULQDQ folding beside eight `crc32` streams: x86-64 with AVX-512.
+    Avx512 = 5,
+}
+
+impl CrcPath {
+    pub const ALL: [CrcPath; 5] = [CrcPath::Portable, CrcPath::Sse42, CrcPath::Pclmul, CrcPath::CrcFast, CrcPath::Avx512];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            CrcPath::Portable => "portable",
+            CrcPath::Sse42 => "sse42",
+            CrcPath::Pclmul => "pclmul",
+            CrcPath::CrcFast => "crc-fast",
+            CrcPath::Avx512 => "avx512",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.name().eq_ignore_ascii_case(name.trim()))
+    }
+
+    /// Whether this CPU runs the path.
+    pub fn available(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let sse42 = is_x86_feature_detected!("sse4.2");
+            match self {
+                CrcPath::Portable => true,
+                // Below 257 bytes the path runs the `crc32` instruction itself.
+                CrcPath::Sse42 | CrcPath::CrcFast => sse42,
+                CrcPath::Pclmul => sse42 && is_x86_feature_detected!("pclmulqdq"),
+                CrcPath::Avx512 => crc32c_x86::avx512_available(),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            matches!(self, CrcPath::Portable | CrcPath::CrcFast)
+        }
+    }
+
+    /// The path a CPU takes unless told otherwise (measured in
+    /// `examples/crc_paths.rs`; figures in the note beside the dispatch).
+    fn detect() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if crc32c_x86::avx512_available() {
+                return if crc32c_x86::balanced_for_this_cpu() { CrcPath::Avx512 } else { CrcPath::CrcFast };
+            }
+            if CrcPath::Pclmul.available() {
+                return CrcPath::Pclmul;
+            }
+            if CrcPath::Sse42.available() {
+                return CrcPath::Sse42;
+            }
+            CrcPath::Portable
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            CrcPath::CrcFast
+        }
+    }
+
+    fn from_u8(v: u8) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| *p as u8 == v)
+    }
+}
+
+impl std::fmt::Display for CrcPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The environment variable that forces a CRC-32C path (a [`CrcPath`] name);
+/// a path this CPU cannot run, or an unknown name, is ignored.
+pub const CRC_PATH_ENV: &str = "BKCODEC_CRC_PATH";
+
+/// The path in use: 0 until the first CRC, then a `CrcPath` the CPU runs.
+static CRC_PATH: AtomicU8 = AtomicU8::new(0);
+
+/// The CRC-32C path in use (chosen at the first call: the environment
+/// variable [`CRC_PATH_ENV`] if it names a path this CPU runs, else the
+/// CPU's own).
+#[doc(hidden)]
+#[inline]
+pub fn crc_path() -> CrcPath {
+    match CrcPath::from_u8(CRC_PATH.load(Ordering::Relaxed)) {
+        Some(p) => p,
+        None => {
+            let forced = std::env::var(CRC_PATH_ENV).ok().and_then(|n| CrcPath::from_name(&n)).filter(|p| p.available());
+            let p = forced.unwrap_or_else(CrcPath::detect);
+            CRC_PATH.store(p as u8, Ordering::Relaxed);
+            p
+        }
+    }
+}
+
+/// Forces the CRC-32C path for the whole process (`None`: the CPU's own).
+/// For tests and measurements; fails for a path this CPU cannot run.
+#[doc(hidden)]
+pub fn set_crc_path(path: Option<CrcPath>) -> Result<CrcPath> {
+    let p = path.unwrap_or_else(CrcPath::detect);
+    if !p.available() {
+        return Err(Error::invalid_argument(format!("this CPU cannot run the {p} CRC-32C path")));
+    }
+    CRC_PATH.store(p as u8, Ordering::Relaxed);
+    Ok(p)
+}
+
+/// CRC-32C of `data` resumed from `value` on a given path, whatever the
+/// process uses; `None` if this CPU cannot run it. For tests and measurements.
+#[doc(hidden)]
+pub fn crc32c_append_on(path: CrcPath, value: u32, data: &[u8]) -> Option<u32> {
+    path.available().then(|| !crc32c_register_on(path, !value, data))
+}
+
+/// A CRC-32C function on finalized values, as [`crc32c_append`].
+#[doc(hidden)]
+pub type Crc32cFn = fn(u32, &[u8]) -> u32;
+
+/// The kernels inside the paths, each alone whatever the length, that this
+/// CPU runs: for tests and the microbenchmark (`examples/crc_paths.rs`).
+#[doc(hidden)]
+pub fn crc32c_kernels() -> Vec<(&'static str, Crc32cFn)> {
+    let mut kernels: Vec<(&'static str, Crc32cFn)> = vec![("table", |v, d| !crc32c_table::crc32c_register_table(!v, d))];
+    #[cfg(target_arch = "x86_64")]
+    {
+        if CrcPath::Sse42.available() {
+            // SAFETY: the CPU supports SSE4.2, checked just above.
+            kernels.push(("crc32 1 stream", |v, d| !unsafe { crc32c_x86::crc32_words(!v, d) }));
+            // SAFETY: as above.
+            kernels.push(("crc32 3 streams + tables", |v, d| !unsafe { crc32c_sse::crc32c_register_sse42(!v, d) }));
+        }
+        if CrcPath::Pclmul.available() {
+            // SAFETY: the CPU has SSE4.2 and PCLMULQDQ, checked just above.
+            kernels.push(("pclmul balanced (4 regs, 4x2 crc32)", |v, d| !unsafe { crc32c_sse::crc32c_register_split::<4, 4, 2>(!v, d) }));
+            // SAFETY: as above.
+            kernels.push(("pclmul fold-heavy (4 regs, 3x1 crc32)", |v, d| !unsafe { crc32c_sse::crc32c_register_split::<4, 3, 1>(!v, d) }));
+            // SAFETY: as above.
+            kernels.push(("pclmul fold only (8 regs)", |v, d| !unsafe { crc32c_sse::crc32c_register_split::<8, 0, 0>(!v, d) }));
+        }
+        if CrcPath::Avx512.available() {
+            // SAFETY: the CPU has the kernel's features, checked just above.
+            kernels.push(("avx512 (4 zmm, 8x4 crc32)", |v, d| !unsafe { crc32c_x86::crc32c_register_avx512(!v, d) }));
+        }
+    }
+    kernels.push(("crc-fast", |v, d| !crc32c_register_crc_fast(!v, d)));
+    kernels
+}
 
 /// CRC-32C (Castagnoli) of `data`, resumed from a finalized CRC `value`
 /// (BookKeeper's `resume` semantics: `crc32c_append(crc32c(a), b) == crc32c(a ‖ b)`).
 #[inline]
 pub fn crc32c_append(value: u32, data: &[u8]) -> u32 {
     // The register the algorithms run is the complement of a finalized CRC.
-    !crc32c_register(!value, data)
+    !crc32c_register_on(crc_path(), !value, data)
 }
 
 #[inline]
@@ -122,40 +304,50 @@ pub fn crc32c(data: &[u8]) -> u32 {
     crc32c_append(0, data)
 }
 
+/// Runs the register over `data` on `path`, which this CPU must run (every
+/// caller has it from `crc_path` or checked `available`).
 #[inline]
-fn crc32c_register(crc: u32, data: &[u8]) -> u32 {
+fn crc32c_register_on(path: CrcPath, crc: u32, data: &[u8]) -> u32 {
     #[cfg(target_arch = "x86_64")]
     {
-        use crc32c_x86::Level;
-        // SAFETY: `level` found the CPU features each path enables.
-        match crc32c_x86::level() {
-            Level::Avx512 if data.len() >= crc32c_x86::FOLD_MIN => {
-                // SAFETY: the CPU has AVX-512 and VPCLMULQDQ (`level` checked).
-                return unsafe { crc32c_x86::crc32c_register_avx512(crc, data) }
+        // The path is one this CPU runs: `available` checked its features
+        // before it was stored or passed.
+        match path {
+            CrcPath::Avx512 if data.len() >= crc32c_x86::FOLD_MIN => {
+                // SAFETY: the CPU has AVX-512, VPCLMULQDQ and SSE4.2 (the path's features).
+                return unsafe { crc32c_x86::crc32c_register_avx512(crc, data) };
             }
             // Short messages call the small function directly, not through the
             // kernel (whose set-up costs a few cycles even when it returns early).
-            Level::Avx512 | Level::Sse42 if data.len() <= SHORT_SSE42_MAX => {
-                // SAFETY: the CPU has SSE4.2 (`level` checked).
-                return unsafe { crc32c_x86::crc32_words(crc, data) }
+            CrcPath::Avx512 | CrcPath::CrcFast | CrcPath::Pclmul if data.len() <= SHORT_SSE42_MAX => {
+                // SAFETY: these paths need SSE4.2 on x86-64.
+                return unsafe { crc32c_x86::crc32_words(crc, data) };
             }
+            // SAFETY: the CPU has SSE4.2 and PCLMULQDQ (the path's features).
+            CrcPath::Pclmul => return unsafe { crc32c_sse::crc32c_register_pclmul(crc, data) },
+            // SAFETY: the CPU has SSE4.2 (the path's feature).
+            CrcPath::Sse42 => return unsafe { crc32c_sse::crc32c_register_sse42(crc, data) },
             _ => {}
         }
     }
-    crc32c_register_portable(crc, data)
+    match path {
+        CrcPath::Portable => crc32c_table::crc32c_register_table(crc, data),
+        _ => crc32c_register_crc_fast(crc, data),
+    }
 }
 
-/// Without AVX-512, `crc-fast` takes messages longer than this (what it runs
-/// below is the `crc32` instruction alone, minus its set-up).
+/// Up to this, the `crc-fast`, `avx512` and `pclmul` paths run the `crc32`
+/// instruction alone (what `crc-fast` runs below it, minus its set-up; many
+/// 256-byte messages ran at 1.08x the `pclmul` kernel, 1 KiB ones at 0.46x).
 #[cfg(target_arch = "x86_64")]
 const SHORT_SSE42_MAX: usize = 256;
 // With AVX-512, every message shorter than the kernel's minimum is short.
 #[cfg(target_arch = "x86_64")]
 const _: () = assert!(SHORT_SSE42_MAX >= crc32c_x86::FOLD_MIN - 1);
 
-/// `crc-fast`: PCLMULQDQ folding fused with `crc32` streams on x86 without
-/// AVX-512, the CRC and PMULL instructions on aarch64, a table elsewhere.
-fn crc32c_register_portable(crc: u32, data: &[u8]) -> u32 {
+/// `crc-fast`: VPCLMULQDQ folding fused with `crc32` streams on x86 with
+/// AVX-512, PCLMULQDQ below, the CRC and PMULL instructions on aarch64.
+fn crc32c_register_crc_fast(crc: u32, data: &[u8]) -> u32 {
     if crc == !0 {
         // The one-shot entry point skips the resumable digest's set-up.
         return !crc_fast::crc32_iscsi(data);
@@ -168,9 +360,21 @@ fn crc32c_register_portable(crc: u32, data: &[u8]) -> u32 {
 /// CRC-32 (zlib / `java.util.zip.CRC32`), resumed from a finalized CRC `value`.
 #[inline]
 pub fn crc32_append(value: u32, data: &[u8]) -> u32 {
-    let mut h = crc32fast::Hasher::new_with_initial(value);
+    let mut h = crc32_hasher(value);
     h.update(data);
     h.finalize()
+}
+
+/// `crc32fast`'s hasher from a finalized CRC: its own run-time choice
+/// (VPCLMULQDQ or PCLMULQDQ folding on x86-64, the CRC instructions on
+/// aarch64), or its table when the `portable` CRC-32C path is forced.
+#[inline]
+fn crc32_hasher(value: u32) -> crc32fast::Hasher {
+    if crc_path() == CrcPath::Portable {
+        crc32fast::Hasher::internal_new_baseline(value, 0)
+    } else {
+        crc32fast::Hasher::new_with_initial(value)
+    }
 }
 
 #[inline]
@@ -194,8 +398,8 @@ pub fn crc32(data: &[u8]) -> u32 {
 pub fn crc32c_append_many(values: &mut [u32], messages: &[&[u8]]) {
     assert_eq!(values.len(), messages.len(), "one running CRC per message");
     #[cfg(target_arch = "x86_64")]
-    if crc32c_x86::level() >= crc32c_x86::Level::Sse42 {
-        // SAFETY: the CPU supports SSE4.2, checked just above.
+    if crc_path() != CrcPath::Portable {
+        // SAFETY: every path but the portable one runs only with SSE4.2.
         unsafe { crc32c_x86::append_many(values, messages) };
         return;
     }
@@ -217,8 +421,8 @@ fn append_many_portable(values: &mut [u32], messages: &[&[u8]]) {
 pub fn crc32c_concat_many(out: &mut [u32], heads: &[&[u8]], tails: &[&[u8]]) {
     assert!(out.len() == heads.len() && out.len() == tails.len(), "one head and one tail per CRC");
     #[cfg(target_arch = "x86_64")]
-    if crc32c_x86::level() >= crc32c_x86::Level::Sse42 {
-        // SAFETY: the CPU supports SSE4.2, checked just above.
+    if crc_path() != CrcPath::Portable {
+        // SAFETY: every path but the portable one runs only with SSE4.2.
         unsafe { crc32c_x86::concat_many(out, heads, tails) };
         return;
     }
@@ -317,7 +521,7 @@ impl Digester {
                 bytes[..4].copy_from_slice(&c.to_be_bytes());
             }
             DigestType::Crc32 => {
-                let mut h = crc32fast::Hasher::new();
+                let mut h = crc32_hasher(0);
                 for p in parts {
                     h.update(p);
                 }
@@ -381,28 +585,109 @@ mod tests {
     }
 
     /// A named CRC-32C implementation: (running value, bytes) to the new value.
-    type CrcPath = (&'static str, fn(u32, &[u8]) -> u32);
+    type NamedCrc = (String, Box<dyn Fn(u32, &[u8]) -> u32>);
 
-    /// Every CRC-32C path this build has, each forced regardless of length.
-    fn crc32c_paths() -> Vec<CrcPath> {
-        let mut paths: Vec<CrcPath> =
-            vec![("dispatch", crc32c_append), ("portable", |v, d| !crc32c_register_portable(!v, d))];
-        #[cfg(target_arch = "x86_64")]
-        {
-            use crc32c_x86::Level;
-            if crc32c_x86::level() >= Level::Sse42 {
-                // SAFETY: the CPU supports SSE4.2, checked just above.
-                paths.push(("sse4.2", |v, d| !unsafe { crc32c_x86::crc32_words(!v, d) }));
-            }
-            // Tested wherever it runs, used only where it was measured fast.
-            if crc32c_x86::avx512_available() {
-                // SAFETY: the CPU has the kernel's features, checked just above.
-                paths.push(("avx512", |v, d| !unsafe { crc32c_x86::crc32c_register_avx512(!v, d) }));
+    /// Every CRC-32C path this build has and this CPU runs, each forced
+    /// regardless of the process's choice, and the kernels inside them alone.
+    fn crc32c_paths() -> Vec<NamedCrc> {
+        let mut paths: Vec<NamedCrc> = vec![("dispatch".into(), Box::new(crc32c_append))];
+        for p in CrcPath::ALL {
+            if p.available() {
+                paths.push((p.name().into(), Box::new(move |v, d| crc32c_append_on(p, v, d).unwrap())));
             } else {
-                eprintln!("this CPU lacks AVX-512 VPCLMULQDQ: its CRC-32C kernel goes untested here");
+                eprintln!("this CPU cannot run the {p} CRC-32C path: it goes untested here");
             }
         }
+        for (name, k) in crc32c_kernels() {
+            paths.push((format!("kernel {name}"), Box::new(k)));
+        }
         paths
+    }
+
+    /// Sets the process's path for the life of the guard (tests run side by
+    /// side, so others may see it: every path gives the same values).
+    struct ForcedPath;
+    impl ForcedPath {
+        fn new(p: CrcPath) -> Self {
+            set_crc_path(Some(p)).unwrap();
+            ForcedPath
+        }
+    }
+    impl Drop for ForcedPath {
+        fn drop(&mut self) {
+            set_crc_path(None).unwrap();
+        }
+    }
+
+    #[test]
+    fn paths_match_reference_at_random_lengths_to_100_kib_and_every_alignment() {
+        let mut rng = Rng(0xC0FF_EE00_1234_5678);
+        let data = rng.bytes(100 * 1024 + 64);
+        let paths = crc32c_paths();
+        for round in 0..160 {
+            let off = round % 64;
+            let len = match round % 4 {
+                0 => rng.below(100 * 1024 + 1),
+                1 => rng.below(4097),
+                2 => rng.below(300),
+                _ => [0, 1, 15, 16, 127, 128, 255, 256, 703, 704, 1023, 1024, 2815, 2816, 4095, 4096, 9216, 102_400][rng.below(18)],
+            };
+            let d = &data[off..off + len];
+            let value = if round % 3 == 0 { 0 } else { rng.next() as u32 };
+            let expected = crc_reference(CASTAGNOLI, value, d);
+            for (name, path) in &paths {
+                assert_eq!(path(value, d), expected, "{name}: length {len}, offset {off}, value {value:#x}");
+            }
+        }
+    }
+
+    #[test]
+    fn path_names_round_trip_and_forcing_refuses_what_the_cpu_lacks() {
+        for p in CrcPath::ALL {
+            assert_eq!(CrcPath::from_name(p.name()), Some(p));
+            assert_eq!(CrcPath::from_name(&p.name().to_uppercase()), Some(p));
+            assert_eq!(crc32c_append_on(p, 0, b"123456789").is_some(), p.available(), "{p}");
+            if p.available() {
+                assert_eq!(crc32c_append_on(p, 0, b"123456789"), Some(0xe306_9283), "{p}");
+            } else {
+                assert!(set_crc_path(Some(p)).is_err(), "{p} forced on a CPU without it");
+            }
+        }
+        assert_eq!(CrcPath::from_name("avx2"), None);
+        assert!(CrcPath::detect().available());
+        assert!(CrcPath::Portable.available());
+    }
+
+    #[test]
+    fn many_and_concat_agree_on_every_forced_path() {
+        let mut rng = Rng(0x7A7A);
+        let data = rng.bytes(30 * 9300);
+        for p in CrcPath::ALL.into_iter().filter(|p| p.available()) {
+            let _forced = ForcedPath::new(p);
+            for round in 0..60 {
+                let count = round % 21;
+                let mut at = 0;
+                let (mut heads, mut tails) = (Vec::new(), Vec::new());
+                for _ in 0..count {
+                    let len = MANY_EDGES[rng.below(MANY_EDGES.len())];
+                    let head = [0, 7, 32, 41][rng.below(4)];
+                    at += rng.below(64);
+                    heads.push(&data[at..at + head]);
+                    tails.push(&data[at + head..at + head + len]);
+                    at += head + len;
+                }
+                let start: Vec<u32> = (0..count).map(|i| if i % 3 == 0 { 0 } else { rng.next() as u32 }).collect();
+                let mut values = start.clone();
+                crc32c_append_many(&mut values, &tails);
+                let mut out = vec![0u32; count];
+                crc32c_concat_many(&mut out, &heads, &tails);
+                for i in 0..count {
+                    assert_eq!(values[i], crc_reference(CASTAGNOLI, start[i], tails[i]), "{p}: append, round {round} message {i}");
+                    let whole = [heads[i], tails[i]].concat();
+                    assert_eq!(out[i], crc_reference(CASTAGNOLI, 0, &whole), "{p}: concat, round {round} message {i}");
+                }
+            }
+        }
     }
 
     #[test]
@@ -448,6 +733,32 @@ mod tests {
             assert_eq!(crc32_append(value, d), crc_reference(IEEE, value, d), "crc32 len {len}");
             assert_eq!(crc32(d), crc_reference(IEEE, 0, d));
         }
+    }
+
+    #[test]
+    fn crc32_table_and_instructions_agree() {
+        let mut rng = Rng(0x32);
+        let data = rng.bytes(100 * 1024 + 64);
+        let specialized = crc32fast::Hasher::internal_new_specialized(0, 0);
+        if specialized.is_none() {
+            eprintln!("crc32fast has no instruction path on this CPU: only its table is tested");
+        }
+        for round in 0..200 {
+            let off = round % 64;
+            let len = if round % 2 == 0 { rng.below(100 * 1024 + 1) } else { rng.below(600) };
+            let d = &data[off..off + len];
+            let value = rng.next() as u32;
+            let expected = crc_reference(IEEE, value, d);
+            let mut table = crc32fast::Hasher::internal_new_baseline(value, 0);
+            table.update(d);
+            assert_eq!(table.finalize(), expected, "table: length {len}");
+            if let Some(mut h) = crc32fast::Hasher::internal_new_specialized(value, 0) {
+                h.update(d);
+                assert_eq!(h.finalize(), expected, "instructions: length {len}");
+            }
+        }
+        let _forced = ForcedPath::new(CrcPath::Portable);
+        assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
     }
 
     #[test]

@@ -230,7 +230,79 @@ fn add_entry(m: &Bound<'_, PyModule>, name: &'static CStr, doc: &'static CStr, e
     m.add(name.to_str().expect("ASCII name"), function)
 }
 
+/// The CRC-32C path in use (`portable`, `sse42`, `pclmul`, `crc-fast`, `avx512`).
+#[pyfunction]
+fn _crc_path() -> &'static str {
+    digest::crc_path().name()
+}
+
+/// The CRC-32C paths this CPU runs.
+#[pyfunction]
+fn _crc_paths() -> Vec<&'static str> {
+    digest::CrcPath::ALL.into_iter().filter(|p| p.available()).map(|p| p.name()).collect()
+}
+
+fn path_named(name: &str) -> PyResult<digest::CrcPath> {
+    digest::CrcPath::from_name(name)
+        .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("unknown CRC-32C path {name:?}")))
+}
+
+/// Forces the CRC-32C path for the whole process (`None`: the CPU's own), for
+/// tests and measurements; returns the path now in use.
+#[pyfunction]
+#[pyo3(signature = (name))]
+fn _set_crc_path(name: Option<&str>) -> PyResult<&'static str> {
+    let path = name.map(path_named).transpose()?;
+    digest::set_crc_path(path).map(|p| p.name()).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
+}
+
+/// `crc32c` on one path alone, whatever the process uses (`_crc32c_portable`,
+/// `_crc32c_sse42`, ...): the same kind of entry point as `crc32c`, so paths
+/// compare side by side in one process at the cost `crc32c` has. A path this
+/// CPU cannot run raises `ValueError`.
+macro_rules! path_entries {
+    ($(($entry:ident, $path:expr, $name:literal, $cname:literal)),* $(,)?) => {
+        $(
+            unsafe extern "C" fn $entry(
+                _module: *mut ffi::PyObject,
+                args: *const *mut ffi::PyObject,
+                nargs: ffi::Py_ssize_t,
+                kwnames: *mut ffi::PyObject,
+            ) -> *mut ffi::PyObject {
+                if !$path.available() {
+                    // SAFETY: Python calls this with the GIL held.
+                    let py = unsafe { Python::assume_attached() };
+                    pyo3::exceptions::PyValueError::new_err(format!("this CPU cannot run the {} CRC-32C path", $path)).restore(py);
+                    return std::ptr::null_mut();
+                }
+                // SAFETY: called by Python as a METH_FASTCALL | METH_KEYWORDS
+                // function; the path is one this CPU runs, checked just above.
+                unsafe {
+                    checksum_call($name, args, nargs, kwnames, |v, d| {
+                        digest::crc32c_append_on($path, v, d).expect("the CPU runs the path, checked before")
+                    })
+                }
+            }
+        )*
+        const PATH_ENTRIES: &[(&CStr, Entry)] = &[$(($cname, $entry)),*];
+    };
+}
+
+path_entries!(
+    (crc32c_portable_entry, digest::CrcPath::Portable, "_crc32c_portable", c"_crc32c_portable"),
+    (crc32c_sse42_entry, digest::CrcPath::Sse42, "_crc32c_sse42", c"_crc32c_sse42"),
+    (crc32c_pclmul_entry, digest::CrcPath::Pclmul, "_crc32c_pclmul", c"_crc32c_pclmul"),
+    (crc32c_crc_fast_entry, digest::CrcPath::CrcFast, "_crc32c_crc_fast", c"_crc32c_crc_fast"),
+    (crc32c_avx512_entry, digest::CrcPath::Avx512, "_crc32c_avx512", c"_crc32c_avx512"),
+);
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_crc_path, m)?)?;
+    m.add_function(wrap_pyfunction!(_crc_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_crc_path, m)?)?;
+    for (name, entry) in PATH_ENTRIES {
+        add_entry(m, name, c"(data, value=0)\n--\n\nCRC-32C on one path alone (for tests and measurements).", *entry)?;
+    }
     // The signature line before "--" is what `inspect.signature` reads.
     add_entry(
         m,

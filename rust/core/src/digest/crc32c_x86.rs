@@ -18,13 +18,12 @@
 //! two 64-bit operands read this way comes out multiplied by an extra x.
 
 use std::arch::x86_64::*;
-use std::sync::atomic::{AtomicU8, Ordering};
 
 /// The reflected Castagnoli polynomial (x^32 implied).
-const POLY: u32 = 0x82F6_3B78;
+pub(super) const POLY: u32 = 0x82F6_3B78;
 
 /// `a·b mod P` for reflected polynomials.
-const fn mul_mod_p(a: u32, b: u32) -> u32 {
+pub(super) const fn mul_mod_p(a: u32, b: u32) -> u32 {
     // Horner over b's coefficients from x^31 (bit 0) down to x^0 (bit 31).
     let mut r = 0u32;
     let mut k = 0;
@@ -39,7 +38,7 @@ const fn mul_mod_p(a: u32, b: u32) -> u32 {
 }
 
 /// `x^n mod P`, reflected, by square and multiply.
-const fn x_pow_mod_p(mut n: u64) -> u32 {
+pub(super) const fn x_pow_mod_p(mut n: u64) -> u32 {
     let mut result = 0x8000_0000; // x^0
     let mut square = 0x4000_0000; // x^1
     while n != 0 {
@@ -56,7 +55,7 @@ const fn x_pow_mod_p(mut n: u64) -> u32 {
 /// its low (higher-degree) half must gain x^(8·bytes+64), its high half x^(8·bytes).
 /// A multiplier sits in the low 32 bits of its operand, which makes it worth x^32
 /// more, and the product adds one x: so each is x^33 short of its target.
-const fn lane_shift(bytes: usize) -> [u64; 2] {
+pub(super) const fn lane_shift(bytes: usize) -> [u64; 2] {
     let bits = 8 * bytes as u64;
     [x_pow_mod_p(bits + 64 - 33) as u64, x_pow_mod_p(bits - 33) as u64]
 }
@@ -64,43 +63,15 @@ const fn lane_shift(bytes: usize) -> [u64; 2] {
 /// The multiplier that moves a CRC register so its message ends `bytes` further
 /// on. The register is the message times x^32; in the low 32 bits of a lane it is
 /// worth x^32 more, the multiplier too, and the product adds one x: x^(8·bytes−97).
-const fn register_shift(bytes: usize) -> u64 {
+pub(super) const fn register_shift(bytes: usize) -> u64 {
     x_pow_mod_p(8 * bytes as u64 - 97) as u64
-}
-
-/// The instruction sets a CRC-32C path can use on this CPU, detected once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Level {
-    Portable = 1,
-    Sse42 = 2,
-    Avx512 = 3,
-}
-
-pub(crate) fn level() -> Level {
-    static LEVEL: AtomicU8 = AtomicU8::new(0);
-    match LEVEL.load(Ordering::Relaxed) {
-        1 => Level::Portable,
-        2 => Level::Sse42,
-        3 => Level::Avx512,
-        _ => {
-            let detected = if avx512_available() && balanced_for_this_cpu() {
-                Level::Avx512
-            } else if is_x86_feature_detected!("sse4.2") {
-                Level::Sse42
-            } else {
-                Level::Portable
-            };
-            LEVEL.store(detected as u8, Ordering::Relaxed);
-            detected
-        }
-    }
 }
 
 /// Whether the kernel's even split between folding and `crc32` streams suits this
 /// CPU: AMD from Zen 5 (family 1Ah), where it was measured. Elsewhere the two
 /// sides run at other rates (Intel cores issue `crc32` once a cycle, so the
 /// streams would hold the folding back), and `crc-fast` keeps long messages.
-fn balanced_for_this_cpu() -> bool {
+pub(super) fn balanced_for_this_cpu() -> bool {
     // CPUID leaves 0 and 1 exist on every x86-64 CPU.
     let (vendor, signature) = (__cpuid(0), __cpuid(1).eax);
     let amd = (vendor.ebx, vendor.edx, vendor.ecx) == (0x6874_7541, 0x6974_6E65, 0x444D_4163); // "AuthenticAMD"
@@ -289,7 +260,7 @@ unsafe fn append_each(values: &mut [u32], messages: &[&[u8]], first: usize, pair
 /// 16 KiB rate, which bounds what any pairing can gain.
 #[target_feature(enable = "sse4.2")]
 pub(crate) fn append_many(values: &mut [u32], messages: &[&[u8]]) {
-    let pairs = level() == Level::Avx512;
+    let pairs = super::crc_path() == super::CrcPath::Avx512;
     let mut pending = None;
     let mut prefetched = 0;
     let groups = values.len() / STREAMS;
@@ -352,7 +323,7 @@ unsafe fn concat_each(
 /// with AVX-512 two mid-size ones.
 #[target_feature(enable = "sse4.2")]
 pub(crate) fn concat_many(out: &mut [u32], heads: &[&[u8]], tails: &[&[u8]]) {
-    let pairs = level() == Level::Avx512;
+    let pairs = super::crc_path() == super::CrcPath::Avx512;
     let mut pending = None;
     let mut prefetched = 0;
     let groups = out.len() / STREAMS;
@@ -705,7 +676,7 @@ fn lanes_sum(v: __m512i) -> __m128i {
 /// Register `crc` run over the 16 bytes `lane` holds.
 #[target_feature(enable = "sse4.2")]
 #[inline]
-fn lane_crc(crc: u32, lane: __m128i) -> u32 {
+pub(super) fn lane_crc(crc: u32, lane: __m128i) -> u32 {
     let c = _mm_crc32_u64(u64::from(crc), _mm_cvtsi128_si64(lane) as u64);
     _mm_crc32_u64(c, _mm_extract_epi64::<1>(lane) as u64) as u32
 }
@@ -748,20 +719,5 @@ mod tests {
         check_block::<16>(lanes);
         check_block::<8>(lanes);
         check_block::<2>(lanes);
-    }
-
-    #[test]
-    fn level_matches_the_cpu() {
-        let expected = if avx512_available() && balanced_for_this_cpu() {
-            Level::Avx512
-        } else if is_x86_feature_detected!("sse4.2") {
-            Level::Sse42
-        } else {
-            Level::Portable
-        };
-        // Twice: detected, then cached.
-        assert_eq!(level(), expected);
-        assert_eq!(level(), expected);
-        eprintln!("CRC-32C level on this CPU: {expected:?}");
     }
 }
