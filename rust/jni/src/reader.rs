@@ -55,6 +55,13 @@ impl SplitReader {
 
     fn open(&self) -> Result<Box<dyn BatchStream>> {
         let mut scan = self.options.scan_options(Some(&self.columns))?;
+        // Only the reader's columns the query asks for are built; a count asks for
+        // none, and gets the cheapest (its rows are what matter).
+        let mut wanted: Vec<String> = self.columns.iter().filter(|c| !matches!(c.as_str(), "file" | "file_kind")).cloned().collect();
+        if wanted.is_empty() {
+            wanted.push("offset".into());
+        }
+        scan.columns = Some(wanted);
         scan.start = self.split.start.unwrap_or(0);
         scan.end = self.split.end.unwrap_or(u64::MAX);
         let path = &self.split.path;
