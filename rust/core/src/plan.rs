@@ -245,6 +245,44 @@ pub fn pack(splits: &[FileSplit], target: u64, open_cost: u64) -> Vec<Vec<FileSp
     groups
 }
 
+/// Inclusive ranges of ledger ids a read keeps (a row filter on `ledger_id`; a null
+/// ledger id, as damage has, never passes).
+pub type LedgerRanges = [(i64, i64)];
+
+pub fn admits(ranges: &LedgerRanges, ledger_id: i64) -> bool {
+    ranges.iter().any(|&(lo, hi)| lo <= ledger_id && ledger_id <= hi)
+}
+
+/// The ledgers a rolled entry log's map lists, or None when the map cannot be
+/// trusted to list every entry (an open log, no map, or one the core found
+/// inconsistent) or the file cannot be read (its read gives the flagged row).
+pub fn ledgers_in_map(path: &Path, password: &[u8]) -> Option<Vec<i64>> {
+    use crate::files::entry_log::{ledgers_map_of, read_header, LedgersMapSource};
+    use crate::files::source::FileSource;
+    let source = std::sync::Arc::new(FileSource::open(path).ok()?);
+    if !read_header(&*source).ok()?.has_ledgers_map() {
+        return None;
+    }
+    let map = ledgers_map_of(source, password).ok()?;
+    (map.source == LedgersMapSource::Trailer).then(|| map.ledgers.iter().map(|l| l.ledger_id).collect())
+}
+
+/// `listing` without the entry logs whose ledgers map shows they hold no ledger in
+/// `ranges` (journals have no map and are kept, as are logs without a usable one).
+pub fn prune_by_ledgers(listing: &Listing, ranges: &LedgerRanges, password: &[u8]) -> Listing {
+    let mut out = listing.clone();
+    out.files.retain(|f| {
+        if f.kind != ReadKind::EntryLog {
+            return true;
+        }
+        match ledgers_in_map(&f.path, password) {
+            Some(ledgers) => ledgers.iter().any(|&l| admits(ranges, l)),
+            None => true,
+        }
+    });
+    out
+}
+
 /// The partitions of a read: large files cut into ranges, small ones packed.
 pub fn plan_partitions(listing: &Listing, split_size: u64, min_partitions: u64, open_cost: u64) -> Result<Vec<Vec<FileSplit>>> {
     if split_size == 0 {
@@ -321,6 +359,36 @@ mod tests {
         assert_eq!(covered, 5000);
         assert_eq!(parts.iter().flatten().filter(|s| s.path != Path::new("0.log")).count(), 2);
         assert!(plan_partitions(&listing, 0, 2, 16).is_err());
+    }
+
+    #[test]
+    fn logs_whose_map_lacks_the_ledgers_are_pruned() {
+        use crate::files::EntryLogWriter;
+        use crate::digest::{DigestType, Digester};
+        use crate::entry::{encode_entry, EntryHeader};
+        let dir = std::env::temp_dir().join(format!("bkcodec-prune-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let write = |name: &str, ledger: i64, roll: bool| {
+            let mut w = EntryLogWriter::legacy(std::io::Cursor::new(Vec::new())).unwrap();
+            let raw = encode_entry(&EntryHeader::new(0, ledger, 0, -1, 3), b"abc", &Digester::new(DigestType::Crc32c, b"")).unwrap();
+            w.add_entry(&raw).unwrap();
+            let bytes = if roll { w.finish_rolled() } else { w.finish_open() }.unwrap().into_inner();
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).unwrap();
+            ListedFile { size: Some(0), kind: ReadKind::EntryLog, path }
+        };
+        let listing = Listing {
+            kind: ReadKind::EntryLog,
+            files: vec![write("1.log", 1, true), write("2.log", 2, true), write("3.log", 2, false)],
+            note: None,
+            skipped: vec![],
+        };
+        let kept = prune_by_ledgers(&listing, &[(1, 1)], b"");
+        let names: Vec<_> = kept.files.iter().map(|f| f.path.file_name().unwrap().to_owned()).collect();
+        // 2.log's map says ledger 2 only; 3.log is open (no map), so it is read.
+        assert_eq!(names, ["1.log", "3.log"]);
+        assert!(admits(&[(1, 3), (10, 10)], 10) && !admits(&[(1, 3)], 4));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
