@@ -15,7 +15,7 @@ import shutil
 import pytest
 
 import bkcodec
-from bookie_sample import PASSWORD, make_bookie
+from bookie_sample import PASSWORD, entries, make_bookie
 from conftest import golden_path
 
 bkcodec_spark = pytest.importorskip("bkcodec_spark")
@@ -201,3 +201,30 @@ def test_bad_options_are_refused_at_load(spark, jvm, bookie, option, value, mess
 def test_both_sources_are_usable_in_one_session(spark, jvm, bookie):
     # Spark refuses a name both a jar and a Python data source register; each has its own.
     assert load(spark, JVM, str(bookie.journal)).count() == load(spark, "bookkeeper", str(bookie.journal)).count()
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["ledger_id = 1", "ledger_id IN (2, 3)", "ledger_id > 1 AND ledger_id <= 3", "ledger_id < 2 OR entry_id = 0", "ledger_id <=> 2"],
+)
+def test_ledger_filters_are_pushed_and_give_sparks_rows(spark, jvm, bookie, where):
+    df = load(spark, JVM, str(bookie.root), password=PASSWORD).where(where).select("file", "offset", "entry_id")
+    python = load(spark, "bookkeeper", str(bookie.root), password=PASSWORD).where(where).select("file", "offset", "entry_id")
+    assert rows(df) == rows(python)
+    assert rows(df)
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    if "OR" not in where:
+        assert "ledger_id in [" in plan, plan
+    assert_no_buffers_left(jvm)
+
+
+def test_a_ledger_filter_skips_logs_whose_map_lacks_the_ledger(spark, jvm, tmp_path):
+    current = tmp_path / "current"
+    current.mkdir()
+    for log_id, ledger in ((1, 7), (2, 8)):
+        with bkcodec.EntryLogWriter(current / f"{log_id}.log", log_id) as log:
+            for raw in entries(ledger, "crc32c", 3, size=10):
+                log.add_entry(raw)
+    df = load(spark, JVM, str(current), password=PASSWORD).where("ledger_id = 8")
+    assert df.rdd.getNumPartitions() == 1  # 1.log's map says ledger 7 only: not read
+    assert [r.ledger_id for r in df.collect()] == [8, 8, 8]

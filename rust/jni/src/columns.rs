@@ -21,6 +21,21 @@ pub struct SourceOptions {
     pub verify: bool,
     pub payload: String,
     pub ledger_metadata: Option<String>,
+    /// Inclusive ledger id ranges rows must fall in: the `ledger_id` filters Spark
+    /// pushed (`pushedLedgerRanges`, set by the Java scan, never by users); None: no filter.
+    pub ledger_ranges: Option<Vec<(i64, i64)>>,
+}
+
+/// `lo:hi,lo:hi` (inclusive; empty: no ledger passes).
+fn parse_ranges(text: &str) -> Result<Vec<(i64, i64)>> {
+    let bad = || Error::invalid_argument(format!("pushedLedgerRanges is lo:hi pairs, not {text:?}"));
+    text.split(',')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (lo, hi) = pair.split_once(':').ok_or_else(bad)?;
+            Ok((lo.trim().parse().map_err(|_| bad())?, hi.trim().parse().map_err(|_| bad())?))
+        })
+        .collect()
 }
 
 impl SourceOptions {
@@ -47,6 +62,7 @@ impl SourceOptions {
             verify,
             payload,
             ledger_metadata: get("ledgerMetadata").filter(|v| !v.is_empty()),
+            ledger_ranges: get("pushedLedgerRanges").map(|t| parse_ranges(&t)).transpose()?,
         })
     }
 
@@ -208,5 +224,9 @@ mod tests {
         assert!(SourceOptions::from_pairs(&pair("payload", "text")).is_err());
         let o = SourceOptions::from_pairs(&pair("DIGESTTYPE", "CRC32C")).unwrap();
         assert_eq!(o.digest_type, "crc32c");
+        assert_eq!(o.ledger_ranges, None);
+        let o = SourceOptions::from_pairs(&pair("pushedLedgerRanges", "1:1,5:9")).unwrap();
+        assert_eq!(o.ledger_ranges, Some(vec![(1, 1), (5, 9)]));
+        assert!(SourceOptions::from_pairs(&pair("pushedLedgerRanges", "1-2")).is_err());
     }
 }

@@ -24,7 +24,7 @@ use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 use arrow_array::RecordBatch;
 use arrow_data::ArrayData;
 use arrow_schema::Schema;
-use bkcodec_core::plan::{plan_partitions, select_files, ReadKind, DEFAULT_OPEN_COST};
+use bkcodec_core::plan::{plan_partitions, prune_by_ledgers, select_files, ReadKind, DEFAULT_OPEN_COST};
 use bkcodec_core::{Error, ErrorKind};
 use jni::objects::{JClass, JObjectArray, JString};
 use jni::sys::{jlong, jlongArray, jobjectArray, jstring};
@@ -170,9 +170,10 @@ pub extern "system" fn Java_io_bkcodec_spark_Native_schema<'local>(
     })
 }
 
-/// `Native.plan(paths, kind, splitSize, minPartitions)`: the read's kind, then one
-/// line per split, `partition<TAB>kind<TAB>start<TAB>end<TAB>size<TAB>path` (-1 for
-/// none), then `skip<TAB>path<TAB>why` for files left out.
+/// `Native.plan(paths, kind, splitSize, minPartitions, options)`: the read's kind,
+/// then one line per split, `partition<TAB>kind<TAB>start<TAB>end<TAB>size<TAB>path`
+/// (-1 for none), then `skip<TAB>path<TAB>why` for files left out. Entry logs whose
+/// ledgers map holds no ledger the pushed ledger filter admits are not read.
 #[no_mangle]
 pub extern "system" fn Java_io_bkcodec_spark_Native_plan<'local>(
     mut env: JNIEnv<'local>,
@@ -181,14 +182,19 @@ pub extern "system" fn Java_io_bkcodec_spark_Native_plan<'local>(
     kind: JString<'local>,
     split_size: jlong,
     min_partitions: jlong,
+    options: JObjectArray<'local>,
 ) -> jobjectArray {
     guarded(&mut env, std::ptr::null_mut(), |env| {
         let paths: Vec<PathBuf> = strings(env, &paths)?.into_iter().map(PathBuf::from).collect();
         let kind = ReadKind::from_name(&string(env, &kind)?)?;
+        let options = SourceOptions::from_pairs(&pairs(env, &options)?)?;
         if split_size <= 0 || min_partitions <= 0 {
             return Err(invalid("splitSize and minPartitions must be positive"));
         }
-        let listing = select_files(&paths, kind)?;
+        let mut listing = select_files(&paths, kind)?;
+        if let Some(ranges) = &options.ledger_ranges {
+            listing = prune_by_ledgers(&listing, ranges, options.password.as_bytes());
+        }
         let partitions = plan_partitions(&listing, split_size as u64, min_partitions as u64, DEFAULT_OPEN_COST)?;
         let mut lines = vec![listing.kind.name().to_string(), listing.note.clone().unwrap_or_default()];
         let n = |v: Option<u64>| v.map_or(-1, |v| v.min(i64::MAX as u64) as i64);
@@ -228,13 +234,14 @@ pub extern "system" fn Java_io_bkcodec_spark_Native_open<'local>(
         }
         let options = SourceOptions::from_pairs(&pairs(env, &options)?)?;
         let columns = strings(env, &columns)?;
+        let full = full_schema(ReadKind::from_name(&read_kind)?, &options)?;
         let schema = schema_of(&read_kind, &options, &columns)?;
         let (start, end) = match (start, end) {
             (s, e) if s < 0 && e < 0 => (None, None),
             (s, e) if s >= 0 && e >= s => (Some(s as u64), Some(e as u64)),
             (s, e) => return Err(invalid(format!("byte range {s}..{e} of {} is not a range", path.display()))),
         };
-        let reader = SplitReader::new(Split { path, kind, start, end }, schema, options);
+        let reader = SplitReader::new(Split { path, kind, start, end }, schema, &full, options);
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         readers().insert(id, Arc::new(Mutex::new(reader)));
         Ok(id)

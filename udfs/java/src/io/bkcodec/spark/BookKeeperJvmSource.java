@@ -62,7 +62,7 @@ public final class BookKeeperJvmSource implements TableProvider, DataSourceRegis
 
   static String resolveKind(ReadOptions read, boolean missingOk) {
     List<String> files = listFiles(read, missingOk);
-    return Native.plan(files.toArray(new String[0]), read.kind, read.splitSize, read.minPartitions)[0];
+    return Native.plan(files.toArray(new String[0]), read.kind, read.splitSize, read.minPartitions, read.reader)[0];
   }
 
   static List<String> listFiles(ReadOptions read, boolean missingOk) {

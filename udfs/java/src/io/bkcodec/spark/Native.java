@@ -61,8 +61,9 @@ final class Native {
 
   /** The read's kind, a note ("" or why it is empty), then one line per split:
    * {@code partition<TAB>kind<TAB>start<TAB>end<TAB>size<TAB>path} (-1: none), then
-   * {@code skip<TAB>path<TAB>why} for files named like bookie files that are not. */
-  static native String[] plan(String[] paths, String kind, long splitSize, long minPartitions);
+   * {@code skip<TAB>path<TAB>why} for files named like bookie files that are not; entry logs
+   * whose ledgers map rules out the pushed ledger filter ({@code options}) are left out. */
+  static native String[] plan(String[] paths, String kind, long splitSize, long minPartitions, String[] options);
 
   /** A reader of one split (start and end -1: the whole file) giving {@code columns}. */
   static native long open(String path, String readKind, String fileKind, long start, long end, String[] options, String[] columns);
