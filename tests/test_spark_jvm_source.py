@@ -228,3 +228,28 @@ def test_a_ledger_filter_skips_logs_whose_map_lacks_the_ledger(spark, jvm, tmp_p
     df = load(spark, JVM, str(current), password=PASSWORD).where("ledger_id = 8")
     assert df.rdd.getNumPartitions() == 1  # 1.log's map says ledger 7 only: not read
     assert [r.ledger_id for r in df.collect()] == [8, 8, 8]
+
+
+@pytest.mark.parametrize("split_size, min_partitions", [(512 << 20, 2), (4096, 2), (1000, 7), (64 << 10, 1)])
+def test_the_core_planner_plans_as_the_python_source_does(spark, jvm, sample, split_size, min_partitions):
+    # Both sources must cut and pack files alike (the JVM source plans in the Rust core).
+    from bkcodec_spark import files, planning
+    from bkcodec_spark.pushdown import Pushed
+
+    listing = files.list_files(str(sample.root), "auto")
+    groups = planning.plan_partitions(listing, Pushed(()), split_size=split_size, min_partitions=min_partitions)
+    python = [[(s.path, -1 if s.start is None else s.start, -1 if s.end is None else s.end) for s in g] for g in groups]
+    lines = spark._jvm.io.bkcodec.spark.BookKeeperJvmSource.plan(
+        listing.paths + [p for p, _ in listing.skipped], "auto", split_size, min_partitions
+    )
+    assert lines[0] == listing.kind
+    core: list[list[tuple]] = []
+    for line in list(lines)[2:]:
+        if line.startswith("skip\t"):
+            continue
+        group, _kind, start, end, _size, path = line.split("\t", 5)
+        while len(core) <= int(group):
+            core.append([])
+        core[int(group)].append((path, int(start), int(end)))
+    assert core == python
+    assert len(python) >= 1

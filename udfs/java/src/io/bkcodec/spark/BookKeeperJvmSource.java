@@ -60,6 +60,13 @@ public final class BookKeeperJvmSource implements TableProvider, DataSourceRegis
     return new BookKeeperTable(read, kind, schema);
   }
 
+  /** The core planner's lines for {@code files} (see {@code Native.plan}): the read's kind,
+   * a note, then {@code partition<TAB>kind<TAB>start<TAB>end<TAB>size<TAB>path} per split. For
+   * tools and tests that compare it with the Python source's planning. */
+  public static String[] plan(List<String> files, String kind, long splitSize, long minPartitions) {
+    return Native.plan(files.toArray(new String[0]), kind, splitSize, minPartitions, new String[0]);
+  }
+
   static String resolveKind(ReadOptions read, boolean missingOk) {
     List<String> files = listFiles(read, missingOk);
     return Native.plan(files.toArray(new String[0]), read.kind, read.splitSize, read.minPartitions, read.reader)[0];
