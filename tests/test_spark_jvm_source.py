@@ -199,7 +199,7 @@ def test_bad_options_are_refused_at_load(spark, jvm, bookie, option, value, mess
 
 
 def test_both_sources_are_usable_in_one_session(spark, jvm, bookie):
-    # Spark refuses a name both a jar and a Python data source register; each has its own.
+    # A jar's name shadows a Python data source's of the same name; each has its own.
     assert load(spark, JVM, str(bookie.journal)).count() == load(spark, "bookkeeper", str(bookie.journal)).count()
 
 

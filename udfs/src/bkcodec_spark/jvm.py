@@ -14,8 +14,9 @@ need no Python environment with bkcodec: the native library is inside the jar.
 It gives the `bookkeeper` source's schema, options and rows (error rows included) for
 local entry logs, journals and bookie directories; index files, remote filesystems
 and the row-filter options (`ledgerId`, ...) are the Python source's. It has its own
-name because Spark refuses a format name that both a jar and a Python data source
-register, and bkcodec-spark registers the Python `bookkeeper` in every session.
+name because a jar registering `bookkeeper` would take the name from the Python source
+in every session that has the jar (pyspark 4.3.0 resolves the name to the jar's class,
+even after `spark.dataSource.register`), and with it what only the Python source reads.
 """
 
 from __future__ import annotations

@@ -20,8 +20,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * bookie directory's both, merged) as rows, decoded by bkcodec's Rust core and handed to
  * Spark as Arrow columnar batches without a copy. The same schema, options and rows
  * (error rows included) as the Python {@code bookkeeper} source, for local files; it
- * has its own name so both can be used in one session (Spark refuses a name that a jar
- * and a Python data source both register).
+ * has its own name so both can be used in one session (a jar registering
+ * {@code bookkeeper} takes the name from the Python source wherever the jar is loaded,
+ * and with it index files, remote paths and the row-filter options).
  */
 public final class BookKeeperJvmSource implements TableProvider, DataSourceRegister {
   public static final String NAME = "bookkeeper-jvm";
