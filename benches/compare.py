@@ -916,7 +916,7 @@ def compare_spark_jvm_source(run: Run) -> None:
     )
     run.compare(
         one_key,
-        f"{one_name} (Spark's where, no pruning)",
+        f"{one_name} (Spark's where, pushed to the scan)",
         "entries/s",
         ("bookkeeper-jvm, where", rows / seconds["one_jvm"]),
         ("Parquet", rows / seconds["one_parquet"]),
