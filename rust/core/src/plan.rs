@@ -293,7 +293,17 @@ pub fn plan_partitions(listing: &Listing, split_size: u64, min_partitions: u64, 
         .iter()
         .map(|f| FileSplit { path: f.path.clone(), kind: f.kind, start: None, end: None, size: f.size })
         .collect();
-    let target = target_size(&kept, split_size, min_partitions, open_cost);
+    pack_splits(&kept, split_size, min_partitions, open_cost)
+}
+
+/// The partitions of the splits a read keeps (whole files, or ranges a filter left):
+/// the target size worked out, large splits cut into ranges of it, all packed. What
+/// both Spark sources plan with (the Python one after its own pruning).
+pub fn pack_splits(kept: &[FileSplit], split_size: u64, min_partitions: u64, open_cost: u64) -> Result<Vec<Vec<FileSplit>>> {
+    if split_size == 0 {
+        return Err(Error::invalid_argument("splitSize must be positive"));
+    }
+    let target = target_size(kept, split_size, min_partitions, open_cost);
     let ranges: Vec<FileSplit> = kept.iter().flat_map(|s| split_file(s, target)).collect();
     Ok(pack(&ranges, target, open_cost))
 }
