@@ -94,6 +94,10 @@ TARGETS = {
     # The same at the scale of the issue that set them: 673 MB, 4 million entries.
     "spark-source-groupby-673MB-vs-parquet": Target(0.5),
     "spark-source-one-ledger-673MB-vs-parquet": Target(0.5),
+    # The JVM source (issue 29): Parquet's speed on the groupBy, within 1.2x of its time
+    # on one ledger.
+    "spark-jvm-source-groupby-673MB-vs-parquet": Target(1.0),
+    "spark-jvm-source-one-ledger-673MB-vs-parquet": Target(1 / 1.2),
     # The cluster view: an inventory streams at the readers' speed; the local audit
     # of 3 bookies x 10M entries takes at most twice DuckDB's join and group-by
     # over the same inventories, in under 2 GB.
@@ -872,6 +876,104 @@ def compare_spark_source(run: Run) -> None:
     )
 
 
+def compare_spark_jvm_source(run: Run) -> None:
+    """`format("bookkeeper-jvm")` (the jar: columnar batches filled by the Rust core
+    through JNI) against Spark's Parquet reader and the Python `bookkeeper` source, the
+    three side by side in one local session, on the 673 MB of 12 entry logs (4 million
+    entries): a storage-report groupBy, and a one-ledger count (Spark's where for the
+    JVM source and Parquet, the ledgerId option for the Python source)."""
+    key, name = "spark-jvm-source-groupby-673MB-vs-parquet", "Spark bookkeeper-jvm groupBy(ledger), 673 MB, vs Parquet"
+    one_key, one_name = "spark-jvm-source-one-ledger-673MB-vs-parquet", "Spark bookkeeper-jvm one ledger, 673 MB, vs Parquet"
+    reason = None
+    if run.quick or not run.spark:
+        reason = "skipped in --quick" if run.quick else "skipped (--no-spark)"
+    elif importlib.util.find_spec("pyspark") is None:
+        reason = "pyspark is not installed (pip install 'bkcodec[spark]')"
+    elif not (shutil.which("java") or os.environ.get("JAVA_HOME")):
+        reason = "no Java runtime (java not on PATH, JAVA_HOME unset)"
+    elif importlib.util.find_spec("bkcodec_spark") is None:
+        reason = "bkcodec-spark is not installed (pip install ./udfs)"
+    jar = None
+    if reason is None:
+        from bkcodec_spark import jar_path
+
+        try:
+            jar = jar_path()
+        except FileNotFoundError as e:
+            reason = str(e)
+    if reason is not None:
+        for k, n in ((key, name), (one_key, one_name), ("spark-jvm-source-groupby-673MB-vs-python-source", f"{name} vs Python source")):
+            run.skip(k, n, reason)
+        return
+    from benchmarks import _spark
+
+    large_logs, large_per_log = 12, 334_059
+    rows = large_logs * large_per_log
+    large_dir = str(_spark.bookie_logs(large_logs, large_per_log))
+    cores = min(2, os.cpu_count() or 1)
+    with _spark.local_session(cores=cores, jars=jar) as spark:
+        parquet = spark.read.parquet(_spark.parquet_copy(spark, _spark.bookie_logs(large_logs, large_per_log)))
+        jvm = spark.read.format("bookkeeper-jvm").load(large_dir)
+        python = spark.read.format("bookkeeper").option("columns", "ledger_id,length").load(large_dir)
+        one_python = spark.read.format("bookkeeper").option("columns", "ledger_id").option("ledgerId", "1").load(large_dir)
+        # The same answers before any timing.
+        assert sorted(_spark.storage_groupby(jvm)()) == sorted(_spark.storage_groupby(parquet)())
+        matching = jvm.where("ledger_id = 1").count()
+        assert matching == parquet.where("ledger_id = 1").count() == one_python.count()
+        seconds = _spark.best_seconds_each(
+            {
+                "groupby_jvm": _spark.storage_groupby(jvm),
+                "groupby_parquet": _spark.storage_groupby(parquet),
+                "groupby_python": _spark.storage_groupby(python),
+                "one_jvm": jvm.where("ledger_id = 1").count,
+                "one_parquet": parquet.where("ledger_id = 1").count,
+                "one_python": one_python.count,
+            }
+        )
+        left = (spark._jvm.io.bkcodec.spark.ArrowBatches.liveNativeBatches(), spark._jvm.io.bkcodec.spark.ArrowBatches.allocatedBytes())
+    details = {"rows": rows, "entry_logs": large_logs, "spark_cores": cores, "seconds": seconds, "batches_and_bytes_left": left}
+    run.compare(
+        key,
+        name,
+        "entries/s",
+        ("bookkeeper-jvm", rows / seconds["groupby_jvm"]),
+        ("Parquet", rows / seconds["groupby_parquet"]),
+        details,
+    )
+    run.compare(
+        "spark-jvm-source-groupby-673MB-vs-python-source",
+        "Spark groupBy(ledger), 673 MB: bookkeeper-jvm vs the Python bookkeeper source",
+        "entries/s",
+        ("bookkeeper-jvm", rows / seconds["groupby_jvm"]),
+        ("bookkeeper (Python), columns=ledger_id,length", rows / seconds["groupby_python"]),
+        details,
+    )
+    run.compare(
+        "spark-python-source-groupby-673MB-vs-parquet",
+        "Spark groupBy(ledger), 673 MB: the Python bookkeeper source vs Parquet (same session)",
+        "entries/s",
+        ("bookkeeper (Python)", rows / seconds["groupby_python"]),
+        ("Parquet", rows / seconds["groupby_parquet"]),
+        details,
+    )
+    run.compare(
+        one_key,
+        f"{one_name} (Spark's where, pushed to the scan)",
+        "entries/s",
+        ("bookkeeper-jvm, where", rows / seconds["one_jvm"]),
+        ("Parquet", rows / seconds["one_parquet"]),
+        {**details, "matching_rows": matching},
+    )
+    run.compare(
+        "spark-python-source-one-ledger-673MB-vs-parquet-same-session",
+        "Spark one ledger, 673 MB: the Python source's ledgerId option vs Parquet (same session)",
+        "entries/s",
+        ("bookkeeper (Python), ledgerId=1", rows / seconds["one_python"]),
+        ("Parquet", rows / seconds["one_parquet"]),
+        {**details, "matching_rows": matching},
+    )
+
+
 # --- output --------------------------------------------------------------------------
 
 
@@ -961,8 +1063,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strict", action="store_true", help="exit 1 when any target is missed")
     parser.add_argument(
         "--only",
+        action="append",
         metavar="SECTIONS",
-        help="comma-separated sections to run (checksums, crc_paths, decode_entries, files, many_files, index, pulsar, cluster, spark, spark_source)",
+        help="comma-separated sections to run, repeatable (checksums, crc_paths, decode_entries, files, many_files, "
+        "index, pulsar, cluster, spark, spark_source, spark_jvm_source)",
     )
     args = parser.parse_args(argv)
 
@@ -983,9 +1087,10 @@ def main(argv: list[str] | None = None) -> int:
         compare_cluster,
         compare_spark,
         compare_spark_source,
+        compare_spark_jvm_source,
     )
     if args.only:
-        wanted = {name.strip() for name in args.only.split(",")}
+        wanted = {name.strip() for spec in args.only for name in spec.split(",")}
         unknown = wanted - {f.__name__.removeprefix("compare_") for f in sections}
         if unknown:
             parser.error(f"unknown sections: {', '.join(sorted(unknown))}")

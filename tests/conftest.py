@@ -59,6 +59,14 @@ def spark():
     # too, where it does nothing, for the tests that check it is on).
     for key, value in {"spark.sql.python.filterPushdown.enabled": "true", **session_conf()}.items():
         builder = builder.config(key, value)
+    # The JVM source (`bookkeeper-jvm`), when scripts/run built its jar: it must be on
+    # the classpath when the one session starts (test_spark_jvm_source skips without it).
+    try:
+        from bkcodec_spark import jar_path
+
+        builder = builder.config("spark.jars", jar_path())
+    except (ImportError, FileNotFoundError):
+        pass
     session = (
         builder.master("local[2]")
         .appName("bkcodec-tests")

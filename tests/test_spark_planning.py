@@ -192,3 +192,36 @@ def test_relative_paths_become_absolute(bookie, monkeypatch):
         str(bookie / "ledgers/current/0.log"),
         str(bookie / "ledgers/current/1a.log"),
     ]
+
+
+def test_the_core_planner_follows_the_rules_written_here():
+    # plan_partitions packs with bkcodec's core planner (the JVM source's too); the
+    # Python statement of the rules (target_size, split_file, pack) must agree with it.
+    import random
+
+    import bkcodec
+    from bkcodec_spark import files, planning
+
+    rng = random.Random(29)
+    for _ in range(300):
+        splits = []
+        for i in range(rng.randrange(0, 12)):
+            kind = rng.choice(["entrylog", "journal", "index"])
+            size = rng.choice([None, 0, rng.randrange(1, 5000), rng.randrange(1, 1 << 18)])
+            split = files.FileSplit(f"/b/{i:03}.x", kind, size=size)
+            if size and kind != "index" and rng.random() < 0.3:
+                start = rng.randrange(0, size)
+                split = files.FileSplit(split.path, kind, start, rng.randrange(start, size + 1), size)
+            splits.append(split)
+        split_size = rng.choice([1000, 4096, 1 << 20, 512 << 20])
+        min_partitions = rng.randrange(1, 9)
+        open_cost = rng.choice([0, 1, 1 << 10, 1 << 20])
+        target = planning.target_size(splits, split_size, min_partitions, open_cost)
+        python = planning.pack([p for s in splits for p in files.split_file(s, target)], target, open_cost)
+        core = bkcodec.plan_partitions(
+            [(s.path, s.kind, s.start, s.end, s.size) for s in splits],
+            split_size=split_size,
+            min_partitions=min_partitions,
+            open_cost=open_cost,
+        )
+        assert [[(s.path, s.kind, s.start, s.end, s.size) for s in g] for g in python] == core

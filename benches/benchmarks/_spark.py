@@ -20,8 +20,9 @@ DECODED_SCHEMA = (
 
 
 @contextlib.contextmanager
-def local_session(cores: int = 1):
-    """A quiet local SparkSession whose workers run this interpreter."""
+def local_session(cores: int = 1, jars: str | None = None):
+    """A quiet local SparkSession whose workers run this interpreter (with `jars` on
+    its classpath when given)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark import cloudpickle
@@ -40,6 +41,8 @@ def local_session(cores: int = 1):
         # to the Python workers, filter pushdown), as the figures are quoted with.
         for key, value in session_conf().items():
             builder = builder.config(key, value)
+    if jars:
+        builder = builder.config("spark.jars", jars)
     spark = (
         builder.master(f"local[{cores}]")
         .appName("bkcodec-bench")

@@ -61,7 +61,7 @@ from bkcodec._bkcodec import (
     write_last_id,
     write_last_mark,
 )
-from bkcodec._bkcodec import digest_types, error_kinds, reader_schema
+from bkcodec._bkcodec import digest_types, error_kinds, plan_partitions, reader_schema
 from bkcodec._bkcodec import (
     BookieFile,
     BookieLayout,
@@ -130,6 +130,7 @@ __all__ = [
     "write_last_mark",
     "digest_types",
     "error_kinds",
+    "plan_partitions",
     "reader_schema",
     # bookies as a whole: layout, cookies, DbLedgerStorage indexes (reading them needs bkcodec[rocksdb])
     "BookieFile",

@@ -94,6 +94,7 @@ __all__ = [
     "write_last_mark",
     "read_last_id",
     "write_last_id",
+    "plan_partitions",
     "reader_schema",
     "error_kinds",
     "digest_types",
@@ -1072,3 +1073,11 @@ def cluster_load_metadata(path: _Path) -> tuple[dict[tuple[int, int], LedgerMeta
 def cluster_write_set(entry_id: int, ensemble_size: int, write_quorum: int) -> list[int]: ...
 def cluster_statuses() -> list[tuple[str, bool]]: ...
 def read_records_at(path: _Path, offsets: Sequence[int]) -> pyarrow.Table: ...
+
+def plan_partitions(
+    splits: list[tuple[str, str, int | None, int | None, int | None]],
+    *,
+    split_size: int,
+    min_partitions: int,
+    open_cost: int,
+) -> list[list[tuple[str, str, int | None, int | None, int | None]]]: ...

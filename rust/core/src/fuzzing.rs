@@ -201,6 +201,87 @@ pub fn file_readers(input: &[u8]) -> usize {
     rows
 }
 
+/// The entry-log and journal readers as the JVM Spark source drives them: byte
+/// ranges of the file and a column projection. The first byte picks the options (bit
+/// 0 the kind, bit 1 verification, bit 2 two columns rather than all, bit 3 small
+/// batches), the next where the file is cut in two (in 1/255ths of it). The two
+/// ranges read exactly the rows the whole file gives, each once (what lets a Spark
+/// read split a file anywhere), and errors name offsets inside the file. Returns the
+/// rows read.
+pub fn ranged_readers(input: &[u8]) -> usize {
+    use crate::arrow::{BatchStream, EntryBatchOptions, EntryLogBatchReader, FileScanOptions, JournalBatchReader, OnError, PayloadMode};
+    use crate::digest_policy::DigestPolicy;
+    use crate::files::{EntryLogWriter, JournalWriter};
+    use crate::LedgerDigests;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use std::io::Cursor;
+    use std::sync::Arc;
+
+    let [selector, cut, body @ ..] = input else {
+        return 0;
+    };
+    let journal = selector & 1 != 0;
+    let mut file = if journal {
+        JournalWriter::new(Cursor::new(Vec::new()), 6, 512, 1 << 14).and_then(|w| w.finish()).expect("an empty journal").into_inner()
+    } else {
+        EntryLogWriter::legacy(Cursor::new(Vec::new())).and_then(|w| w.finish_open()).expect("an empty log").into_inner()
+    };
+    file.extend_from_slice(body);
+    let len = file.len() as u64;
+    let cut = len * u64::from(*cut) / 255;
+    let file: Arc<dyn crate::files::source::ReadAt> = Arc::new(Copying(file));
+    // (offset, record_size) of every row of [start, end), or None when the reader refuses.
+    let read = |start: u64, end: u64| -> Option<Vec<(i64, i64)>> {
+        let mut options = FileScanOptions::new(
+            EntryBatchOptions { payload: PayloadMode::Binary, on_error: OnError::Flag },
+            LedgerDigests::new(DigestPolicy::Auto, b"secret"),
+        );
+        options.verify = selector & 2 == 0;
+        options.start = start;
+        options.end = end;
+        if selector & 4 != 0 {
+            options.columns = Some(vec!["record_size".into(), "ledger_id".into(), "offset".into()]);
+        }
+        if selector & 8 != 0 {
+            options.batch_rows = 3;
+            options.batch_bytes = 300;
+        }
+        let reader: Result<Box<dyn BatchStream>> = if journal {
+            JournalBatchReader::new(file.clone(), Some(1), false, None, options).map(|r| Box::new(r) as Box<dyn BatchStream>)
+        } else {
+            EntryLogBatchReader::new(file.clone(), Some(1), options).map(|r| Box::new(r) as Box<dyn BatchStream>)
+        };
+        let reader = match reader {
+            Ok(r) => r,
+            Err(e) => {
+                assert!(e.offset <= len, "{e}");
+                return None;
+            }
+        };
+        let mut rows = Vec::new();
+        for batch in reader {
+            let batch = match batch {
+                Ok(b) => b,
+                Err(e) => {
+                    assert!(e.offset <= len, "{e} (file of {len} bytes)");
+                    break;
+                }
+            };
+            let offsets = batch.column_by_name("offset").expect("an offset column").as_primitive::<Int64Type>();
+            let sizes = batch.column_by_name("record_size").expect("a record_size column").as_primitive::<Int64Type>();
+            rows.extend(offsets.values().iter().copied().zip(sizes.values().iter().copied()));
+        }
+        Some(rows)
+    };
+    let Some(whole) = read(0, u64::MAX) else { return 0 };
+    if let (Some(mut first), Some(second)) = (read(0, cut), read(cut, u64::MAX)) {
+        first.extend(second);
+        assert_eq!(first, whole, "the ranges ..{cut} and {cut}.. of a file of {len} bytes");
+    }
+    whole.len()
+}
+
 /// Bytes served by copying, as a file is: scans read them through their window.
 pub struct Copying(pub Vec<u8>);
 
@@ -465,6 +546,30 @@ mod tests {
         for _ in 0..2000 {
             let len = rng.below(300);
             file_readers(&rng.bytes(len));
+        }
+    }
+
+    #[test]
+    fn ranges_of_a_file_tile_its_rows() {
+        let mut rng = Rng(0x5EED_0029);
+        let bodies = valid_file_bodies(&mut rng);
+        let mut rows = 0;
+        for body in &bodies {
+            for selector in 0..16u8 {
+                for cut in [0u8, 1, 37, 100, 180, 254, 255] {
+                    let mut input = vec![selector, cut];
+                    input.extend_from_slice(body);
+                    rows += ranged_readers(&input);
+                }
+            }
+        }
+        assert!(rows > 5_000, "{rows} rows: the readers must reach the bodies");
+        for _ in 0..40 {
+            for body in &bodies {
+                let mut input = vec![rng.next() as u8, rng.next() as u8];
+                input.extend(mutate(&mut rng, body));
+                ranged_readers(&input);
+            }
         }
     }
 

@@ -18,6 +18,7 @@ pub mod fuzzing;
 mod test_rng;
 pub mod ledger_id;
 pub mod path_text;
+pub mod plan;
 
 // Ledger metadata, bookie ids and the wire protocol.
 pub mod bookie_id;

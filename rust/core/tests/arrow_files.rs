@@ -74,6 +74,31 @@ fn entry_log_rows_in_batches() {
 }
 
 #[test]
+fn a_column_projection_builds_only_those_columns_with_the_same_rows() {
+    let (mut bytes, _) = sample_log(100);
+    // A flipped payload byte: the projected read flags the same row.
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0xff;
+    let all: Vec<RecordBatch> =
+        EntryLogBatchReader::new(file(bytes.clone()), Some(9), options(PayloadMode::Binary, OnError::Flag)).unwrap().map(|b| b.unwrap()).collect();
+    let mut opts = options(PayloadMode::Binary, OnError::Flag);
+    opts.columns = Some(vec!["error".into(), "ledger_id".into(), "offset".into()]);
+    let reader = EntryLogBatchReader::new(file(bytes), Some(9), opts).unwrap();
+    let names: Vec<String> = BatchStream::schema(&reader).fields().iter().map(|f| f.name().clone()).collect();
+    assert_eq!(names, ["offset", "ledger_id", "error"]); // the reader's order
+    let some: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+    for name in ["offset", "ledger_id"] {
+        let full: Vec<Option<i64>> = all.iter().flat_map(|b| i64s(b, name)).collect();
+        let projected: Vec<Option<i64>> = some.iter().flat_map(|b| i64s(b, name)).collect();
+        assert_eq!(full, projected);
+    }
+    let full: Vec<Option<String>> = all.iter().flat_map(|b| strings(b, "error")).collect();
+    let projected: Vec<Option<String>> = some.iter().flat_map(|b| strings(b, "error")).collect();
+    assert_eq!(full, projected);
+    assert!(projected.iter().any(Option::is_some));
+}
+
+#[test]
 fn batches_end_at_the_byte_budget() {
     let (bytes, _) = sample_log(100);
     let mut opts = options(PayloadMode::None, OnError::Raise);

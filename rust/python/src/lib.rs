@@ -44,6 +44,7 @@ mod bookie;
 mod pulsar;
 // Many bookies: inventories, the audit, placement.
 mod cluster;
+mod plan;
 
 #[pymodule]
 fn _bkcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -67,5 +68,6 @@ fn _bkcodec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bookie::register(m)?;
     pulsar::register(m)?;
     cluster::register(m)?;
+    plan::register(m)?;
     Ok(())
 }

@@ -8,6 +8,8 @@
 - `arrow_types`: the conversion that keeps Arrow types Spark refuses out of its batches.
 - `pulsar.decode_messages(entries_df, ledger_owners=...)`: Apache Pulsar messages out of entry rows.
 - `session_conf()`: the settings a SparkSession reads bookie data best with.
+- `jar_path()`: the jar of the JVM source, `spark.read.format("bookkeeper-jvm")` (put it
+  on `spark.jars` before the session starts).
 """
 
 from bkcodec_spark.arrow_types import SparkSafeTypeError, spark_safe_schema, spark_safe_type, to_spark_safe
@@ -21,6 +23,7 @@ from bkcodec_spark.entries import (
 )
 from bkcodec_spark import pulsar
 from bkcodec_spark.session import session_conf
+from bkcodec_spark.jvm import JVM_FORMAT, jar_path
 from bkcodec_spark.functions import (
     decode_entry_udf,
     ledger_id_udf,
@@ -53,4 +56,7 @@ __all__ = [
     "pulsar",
     # session settings
     "session_conf",
+    # the JVM source
+    "JVM_FORMAT",
+    "jar_path",
 ]

@@ -129,8 +129,21 @@ def plan_partitions(
     open_cost: int = DEFAULT_OPEN_COST,
     password: str = "",
 ) -> list[list[files.FileSplit]]:
-    """The partitions of a read: pruned, large files cut into ranges, small ones packed."""
+    """The partitions of a read: pruned, then cut and packed by bkcodec's core planner
+    (`bkcodec.plan_partitions`, which the JVM source plans with too; `target_size`,
+    `files.split_file` and `pack` here say the same rules in Python)."""
     kept = prune(listing, pushed, password)
-    target = target_size(kept, split_size, min_partitions, open_cost)
-    ranges = [part for split in kept for part in files.split_file(split, target)]
-    return pack(ranges, target, open_cost)
+    if split_size <= 0:
+        raise ValueError(f"splitSize must be positive, not {split_size}")
+    core = getattr(bkcodec, "plan_partitions", None)
+    if core is None:  # a bkcodec built before the core planner
+        target = target_size(kept, split_size, min_partitions, open_cost)
+        ranges = [part for split in kept for part in files.split_file(split, target)]
+        return pack(ranges, target, open_cost)
+    groups = core(
+        [(s.path, s.kind, s.start, s.end, s.size) for s in kept],
+        split_size=split_size,
+        min_partitions=min_partitions,
+        open_cost=open_cost,
+    )
+    return [[files.FileSplit(path, kind, start, end, size) for path, kind, start, end, size in g] for g in groups]

@@ -61,6 +61,10 @@ pub struct FileScanOptions {
     /// starts in, so ranges that tile a file read every record once.
     pub start: u64,
     pub end: u64,
+    /// Only these columns are built (None: every column), in the reader's order: a
+    /// caller that needs two columns does not pay for the rest. The scan, and so
+    /// which rows there are and what they are flagged with, is the same.
+    pub columns: Option<Vec<String>>,
 }
 
 impl FileScanOptions {
@@ -73,6 +77,7 @@ impl FileScanOptions {
             batch_bytes: DEFAULT_BATCH_BYTES,
             start: 0,
             end: u64::MAX,
+            columns: None,
         }
     }
 
@@ -201,6 +206,9 @@ impl<K: FileKind> Rows<K> {
         columns.extend(kind.trailing(rows));
         if options.entries.on_error == OnError::Flag {
             columns.extend(error_columns());
+        }
+        if let Some(wanted) = &options.columns {
+            columns.retain(|c| wanted.iter().any(|w| w == c.field().name()));
         }
         let fixed = match options.digests.default_setting().0 {
             DigestPolicy::Fixed(dt) if options.digests.ledger_count() == 0 => Some(dt),

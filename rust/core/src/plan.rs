@@ -1,0 +1,429 @@
+//! Which bookie files a read covers and how they are cut into byte ranges and packed
+//! into partitions: the planning a parallel reader (the JVM Spark source) does before
+//! any task starts. The rules are the Python data source's (`bkcodec_spark.files` and
+//! `bkcodec_spark.planning`): the same files, kinds, ranges and partitions.
+//!
+//! - Kinds come from names (`<hex>.log`, `.txn`, `.idx`); with [`ReadKind::Auto`] the
+//!   one kind present is read, entry logs and journals together are a bookie
+//!   ([`ReadKind::Bookie`], read merged), index files only when nothing else is
+//!   there. Files named like entry logs or journals that are not (text, a RocksDB
+//!   write-ahead log) are skipped with a note, as the bookie layout tells them.
+//! - Entry logs and journals larger than the target are read in byte ranges `[start,
+//!   end)` that tile the file (a record belongs to the range its size field starts
+//!   in); index files are read whole.
+//! - Splits are packed, in path order, into partitions of about the target size,
+//!   each split also counting an `open_cost` in bytes; the target is `split_size`,
+//!   lowered so that at least `min_partitions` partitions keep every core busy.
+
+use std::path::{Path, PathBuf};
+
+use crate::bookie::layout::{classify, kind_from_name, FileKind};
+use crate::error::{Error, Result};
+
+/// What opening one more file costs, in bytes read.
+pub const DEFAULT_OPEN_COST: u64 = 1 << 20;
+
+/// A kind of bookie file a read takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReadKind {
+    Auto,
+    EntryLog,
+    Journal,
+    Index,
+    /// Entry logs and journals read together, each row with its file's kind.
+    Bookie,
+}
+
+impl ReadKind {
+    /// The data source's names: `auto`, `entrylog`, `journal`, `index`, `bookie`.
+    pub fn from_name(name: &str) -> Result<ReadKind> {
+        Ok(match name.trim().to_ascii_lowercase().as_str() {
+            "auto" => ReadKind::Auto,
+            "entrylog" => ReadKind::EntryLog,
+            "journal" => ReadKind::Journal,
+            "index" => ReadKind::Index,
+            "bookie" => ReadKind::Bookie,
+            other => {
+                return Err(Error::invalid_argument(format!(
+                    "kind must be auto or one of entrylog, journal, index, not {other:?}"
+                )))
+            }
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ReadKind::Auto => "auto",
+            ReadKind::EntryLog => "entrylog",
+            ReadKind::Journal => "journal",
+            ReadKind::Index => "index",
+            ReadKind::Bookie => "bookie",
+        }
+    }
+
+    /// The kind a file's name gives it (entry log, journal or index), if any.
+    pub fn of_name(path: &Path) -> Option<ReadKind> {
+        match kind_from_name(path) {
+            FileKind::EntryLog { .. } => Some(ReadKind::EntryLog),
+            FileKind::Journal { .. } => Some(ReadKind::Journal),
+            FileKind::Index { .. } => Some(ReadKind::Index),
+            _ => None,
+        }
+    }
+
+    fn suffix(self) -> &'static str {
+        match self {
+            ReadKind::EntryLog => ".log",
+            ReadKind::Journal => ".txn",
+            ReadKind::Index => ".idx",
+            ReadKind::Bookie | ReadKind::Auto => ".log, *.txn",
+        }
+    }
+}
+
+/// A file of a listing; `size` is None for a file named explicitly that is gone (its
+/// read gives one flagged row), `kind` the file's own kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedFile {
+    pub path: PathBuf,
+    pub size: Option<u64>,
+    pub kind: ReadKind,
+}
+
+/// The files of one kind a read covers, in the order given (sorted by path).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    pub kind: ReadKind,
+    pub files: Vec<ListedFile>,
+    /// Why the listing is empty, when it is.
+    pub note: Option<String>,
+    /// Files named like bookie files left out, each with why.
+    pub skipped: Vec<(PathBuf, String)>,
+}
+
+fn file_size(path: &Path) -> Option<u64> {
+    std::fs::metadata(path).ok().map(|m| m.len())
+}
+
+/// Of `paths` (files, sorted, as a listing of the user's paths gives them), those of
+/// `kind`; with `Auto`, the kind the names show. Files named like entry logs or
+/// journals whose content says otherwise are skipped (with `Auto` and `Bookie`).
+pub fn select_files(paths: &[PathBuf], kind: ReadKind) -> Result<Listing> {
+    let mut skipped = Vec::new();
+    let mut kept = Vec::new();
+    for path in paths {
+        let Some(named) = ReadKind::of_name(path) else {
+            kept.push((path.clone(), None));
+            continue;
+        };
+        if matches!(kind, ReadKind::Auto | ReadKind::Bookie) && path.exists() {
+            if let Ok(found) = classify(path) {
+                if !matches!(found.kind, FileKind::EntryLog { .. } | FileKind::Journal { .. } | FileKind::Index { .. }) {
+                    let note = found
+                        .note
+                        .unwrap_or_else(|| format!("a {}, not a bookie file", found.kind.name().replace('_', " ")));
+                    skipped.push((path.clone(), note));
+                    continue;
+                }
+            }
+        }
+        kept.push((path.clone(), Some(named)));
+    }
+    let of = |k: ReadKind| kept.iter().filter(move |(_, n)| *n == Some(k)).map(|(p, _)| p.clone());
+    let has = |k: ReadKind| kept.iter().any(|(_, n)| *n == Some(k));
+    let (chosen, selected): (ReadKind, Vec<PathBuf>) = match kind {
+        ReadKind::Auto | ReadKind::Bookie if kind == ReadKind::Bookie || (has(ReadKind::EntryLog) && has(ReadKind::Journal)) => {
+            let mut both: Vec<PathBuf> = of(ReadKind::EntryLog).chain(of(ReadKind::Journal)).collect();
+            both.sort_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
+            (ReadKind::Bookie, both)
+        }
+        ReadKind::Auto => {
+            let found = [ReadKind::EntryLog, ReadKind::Journal, ReadKind::Index].into_iter().find(|k| has(*k));
+            match found {
+                Some(k) => (k, of(k).collect()),
+                None => {
+                    return Err(Error::invalid_argument(format!(
+                        "no bookie files among {} files; set .option('kind', ...) to one of entrylog, journal, index \
+                         to read a file of another name",
+                        paths.len()
+                    )))
+                }
+            }
+        }
+        named if paths.len() == 1 && ReadKind::of_name(&paths[0]).is_none() => (named, paths.to_vec()),
+        named => (named, of(named).collect()),
+    };
+    let files: Vec<ListedFile> = selected
+        .into_iter()
+        .map(|path| {
+            let own = match chosen {
+                ReadKind::Bookie => ReadKind::of_name(&path).unwrap_or(ReadKind::EntryLog),
+                k => k,
+            };
+            ListedFile { size: file_size(&path), kind: own, path }
+        })
+        .collect();
+    let note = files.is_empty().then(|| format!("no {} files (*{}): the result is empty", chosen.name(), chosen.suffix()));
+    Ok(Listing { kind: chosen, files, note, skipped })
+}
+
+/// A file, or the byte range `[start, end)` of one; `size` is the file's size when it
+/// was listed (None if it could not be read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSplit {
+    pub path: PathBuf,
+    pub kind: ReadKind,
+    pub start: Option<u64>,
+    pub end: Option<u64>,
+    pub size: Option<u64>,
+}
+
+impl FileSplit {
+    /// Bytes this split covers (0 for a file that could not be sized).
+    pub fn length(&self) -> u64 {
+        match (self.start, self.end) {
+            (Some(s), Some(e)) => e.saturating_sub(s),
+            _ => self.size.unwrap_or(0),
+        }
+    }
+}
+
+/// `split` cut into byte ranges of at most `split_size` (entry logs and journals;
+/// index files are small and read whole).
+pub fn split_file(split: &FileSplit, split_size: u64) -> Vec<FileSplit> {
+    let Some(size) = split.size else { return vec![split.clone()] };
+    if split.kind == ReadKind::Index || split_size == 0 {
+        return vec![split.clone()];
+    }
+    let start = split.start.unwrap_or(0);
+    let end = split.end.unwrap_or(size);
+    if end.saturating_sub(start) <= split_size {
+        return vec![split.clone()];
+    }
+    let mut out = Vec::new();
+    let mut s = start;
+    while s < end {
+        let e = s.saturating_add(split_size).min(end);
+        out.push(FileSplit { start: Some(s), end: Some(e), ..split.clone() });
+        s = e;
+    }
+    out
+}
+
+/// Bytes per partition: `split_size`, or less so that there are at least
+/// `min_partitions` (Spark's rule for its file sources).
+pub fn target_size(splits: &[FileSplit], split_size: u64, min_partitions: u64, open_cost: u64) -> u64 {
+    let total: u64 = splits.iter().map(|s| s.length().saturating_add(open_cost)).fold(0, u64::saturating_add);
+    let per = total.div_ceil(min_partitions.max(1));
+    split_size.min(open_cost.max(per)).max(1)
+}
+
+/// Consecutive splits grouped into partitions of about `target` bytes each
+/// (counting `open_cost` per split), balanced, in the order given.
+pub fn pack(splits: &[FileSplit], target: u64, open_cost: u64) -> Vec<Vec<FileSplit>> {
+    if splits.is_empty() {
+        return Vec::new();
+    }
+    let target = target.max(1);
+    let costs: Vec<u64> = splits.iter().map(|s| s.length().saturating_add(open_cost)).collect();
+    let total: u64 = costs.iter().copied().fold(0, u64::saturating_add);
+    let share = total as f64 / (total.div_ceil(target).max(1)) as f64;
+    let mut groups: Vec<Vec<FileSplit>> = vec![Vec::new()];
+    let (mut group_cost, mut done) = (0u64, 0u64);
+    for (split, &cost) in splits.iter().zip(&costs) {
+        let last = groups.last().map_or(0, Vec::len);
+        if last > 0 && (done as f64 >= share * groups.len() as f64 || group_cost.saturating_add(cost) > target) {
+            groups.push(Vec::new());
+            group_cost = 0;
+        }
+        if let Some(g) = groups.last_mut() {
+            g.push(split.clone());
+        }
+        group_cost = group_cost.saturating_add(cost);
+        done = done.saturating_add(cost);
+    }
+    groups
+}
+
+/// Inclusive ranges of ledger ids a read keeps (a row filter on `ledger_id`; a null
+/// ledger id, as damage has, never passes).
+pub type LedgerRanges = [(i64, i64)];
+
+pub fn admits(ranges: &LedgerRanges, ledger_id: i64) -> bool {
+    ranges.iter().any(|&(lo, hi)| lo <= ledger_id && ledger_id <= hi)
+}
+
+/// The ledgers a rolled entry log's map lists, or None when the map cannot be
+/// trusted to list every entry (an open log, no map, or one the core found
+/// inconsistent) or the file cannot be read (its read gives the flagged row).
+pub fn ledgers_in_map(path: &Path, password: &[u8]) -> Option<Vec<i64>> {
+    use crate::files::entry_log::{ledgers_map_of, read_header, LedgersMapSource};
+    use crate::files::source::FileSource;
+    let source = std::sync::Arc::new(FileSource::open(path).ok()?);
+    if !read_header(&*source).ok()?.has_ledgers_map() {
+        return None;
+    }
+    let map = ledgers_map_of(source, password).ok()?;
+    (map.source == LedgersMapSource::Trailer).then(|| map.ledgers.iter().map(|l| l.ledger_id).collect())
+}
+
+/// `listing` without the entry logs whose ledgers map shows they hold no ledger in
+/// `ranges` (journals have no map and are kept, as are logs without a usable one).
+pub fn prune_by_ledgers(listing: &Listing, ranges: &LedgerRanges, password: &[u8]) -> Listing {
+    let mut out = listing.clone();
+    out.files.retain(|f| {
+        if f.kind != ReadKind::EntryLog {
+            return true;
+        }
+        match ledgers_in_map(&f.path, password) {
+            Some(ledgers) => ledgers.iter().any(|&l| admits(ranges, l)),
+            None => true,
+        }
+    });
+    out
+}
+
+/// The partitions of a read: large files cut into ranges, small ones packed.
+pub fn plan_partitions(listing: &Listing, split_size: u64, min_partitions: u64, open_cost: u64) -> Result<Vec<Vec<FileSplit>>> {
+    if split_size == 0 {
+        return Err(Error::invalid_argument("splitSize must be positive"));
+    }
+    let kept: Vec<FileSplit> = listing
+        .files
+        .iter()
+        .map(|f| FileSplit { path: f.path.clone(), kind: f.kind, start: None, end: None, size: f.size })
+        .collect();
+    pack_splits(&kept, split_size, min_partitions, open_cost)
+}
+
+/// The partitions of the splits a read keeps (whole files, or ranges a filter left):
+/// the target size worked out, large splits cut into ranges of it, all packed. What
+/// both Spark sources plan with (the Python one after its own pruning).
+pub fn pack_splits(kept: &[FileSplit], split_size: u64, min_partitions: u64, open_cost: u64) -> Result<Vec<Vec<FileSplit>>> {
+    if split_size == 0 {
+        return Err(Error::invalid_argument("splitSize must be positive"));
+    }
+    let target = target_size(kept, split_size, min_partitions, open_cost);
+    let ranges: Vec<FileSplit> = kept.iter().flat_map(|s| split_file(s, target)).collect();
+    Ok(pack(&ranges, target, open_cost))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(name: &str, size: u64) -> FileSplit {
+        FileSplit { path: PathBuf::from(name), kind: ReadKind::EntryLog, start: None, end: None, size: Some(size) }
+    }
+
+    #[test]
+    fn ranges_tile_the_file() {
+        let parts = split_file(&split("0.log", 1000), 300);
+        let bounds: Vec<(u64, u64)> = parts.iter().map(|p| (p.start.unwrap(), p.end.unwrap())).collect();
+        assert_eq!(bounds, vec![(0, 300), (300, 600), (600, 900), (900, 1000)]);
+        assert_eq!(split_file(&split("0.log", 300), 300).len(), 1);
+        let mut index = split("1.idx", 1000);
+        index.kind = ReadKind::Index;
+        assert_eq!(split_file(&index, 10).len(), 1);
+    }
+
+    #[test]
+    fn target_is_lowered_for_min_partitions_but_not_below_open_cost() {
+        let splits = vec![split("0.log", 10 << 20), split("1.log", 10 << 20)];
+        // 22 MiB over 4 partitions: 5.5 MiB each.
+        assert_eq!(target_size(&splits, 512 << 20, 4, 1 << 20), (22u64 << 20).div_ceil(4));
+        assert_eq!(target_size(&splits, 512 << 20, 1000, 1 << 20), 1 << 20);
+        assert_eq!(target_size(&splits, 3 << 20, 1, 1 << 20), 3 << 20);
+    }
+
+    #[test]
+    fn small_files_are_packed_in_order_and_balanced() {
+        let splits: Vec<FileSplit> = (0..6).map(|i| split(&format!("{i}.log"), 100)).collect();
+        // Each costs 110 with an open cost of 10: 660 over a target of 220 is 3 groups of 2.
+        let groups = pack(&splits, 220, 10);
+        let sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
+        assert_eq!(sizes, vec![2, 2, 2]);
+        let order: Vec<&FileSplit> = groups.iter().flatten().collect();
+        assert!(order.iter().zip(&splits).all(|(a, b)| *a == b));
+        assert!(pack(&[], 10, 1).is_empty());
+    }
+
+    #[test]
+    fn partitions_cover_every_byte_once() {
+        let listing = Listing {
+            kind: ReadKind::EntryLog,
+            files: vec![
+                ListedFile { path: "0.log".into(), size: Some(5000), kind: ReadKind::EntryLog },
+                ListedFile { path: "1.log".into(), size: Some(70), kind: ReadKind::EntryLog },
+                ListedFile { path: "2.log".into(), size: None, kind: ReadKind::EntryLog },
+            ],
+            note: None,
+            skipped: vec![],
+        };
+        let parts = plan_partitions(&listing, 1024, 2, 16).unwrap();
+        let mut covered = 0;
+        for s in parts.iter().flatten().filter(|s| s.path == Path::new("0.log")) {
+            assert_eq!(s.start.unwrap(), covered);
+            covered = s.end.unwrap();
+        }
+        assert_eq!(covered, 5000);
+        assert_eq!(parts.iter().flatten().filter(|s| s.path != Path::new("0.log")).count(), 2);
+        assert!(plan_partitions(&listing, 0, 2, 16).is_err());
+    }
+
+    #[test]
+    fn logs_whose_map_lacks_the_ledgers_are_pruned() {
+        use crate::files::EntryLogWriter;
+        use crate::digest::{DigestType, Digester};
+        use crate::entry::{encode_entry, EntryHeader};
+        let dir = std::env::temp_dir().join(format!("bkcodec-prune-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let write = |name: &str, ledger: i64, roll: bool| {
+            let mut w = EntryLogWriter::legacy(std::io::Cursor::new(Vec::new())).unwrap();
+            let raw = encode_entry(&EntryHeader::new(0, ledger, 0, -1, 3), b"abc", &Digester::new(DigestType::Crc32c, b"")).unwrap();
+            w.add_entry(&raw).unwrap();
+            let bytes = if roll { w.finish_rolled() } else { w.finish_open() }.unwrap().into_inner();
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).unwrap();
+            ListedFile { size: Some(0), kind: ReadKind::EntryLog, path }
+        };
+        let listing = Listing {
+            kind: ReadKind::EntryLog,
+            files: vec![write("1.log", 1, true), write("2.log", 2, true), write("3.log", 2, false)],
+            note: None,
+            skipped: vec![],
+        };
+        let kept = prune_by_ledgers(&listing, &[(1, 1)], b"");
+        let names: Vec<_> = kept.files.iter().map(|f| f.path.file_name().unwrap().to_owned()).collect();
+        // 2.log's map says ledger 2 only; 3.log is open (no map), so it is read.
+        assert_eq!(names, ["1.log", "3.log"]);
+        assert!(admits(&[(1, 3), (10, 10)], 10) && !admits(&[(1, 3)], 4));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn auto_picks_the_kind_the_names_show() {
+        let dir = std::env::temp_dir().join(format!("bkcodec-plan-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("1.log");
+        let txn = dir.join("2.txn");
+        let text = dir.join("3.log");
+        std::fs::write(&log, b"BKLO\0\0\0\x01").unwrap();
+        std::fs::write(&txn, b"BKLG\0\0\0\x06").unwrap();
+        std::fs::write(&text, b"2024-01-01 INFO a log4j line\n").unwrap();
+        let paths = vec![log.clone(), txn.clone(), text.clone()];
+        let listing = select_files(&paths, ReadKind::Auto).unwrap();
+        assert_eq!(listing.kind, ReadKind::Bookie);
+        assert_eq!(listing.files.iter().map(|f| (f.path.clone(), f.kind)).collect::<Vec<_>>(), vec![
+            (log.clone(), ReadKind::EntryLog),
+            (txn.clone(), ReadKind::Journal)
+        ]);
+        assert_eq!(listing.skipped.len(), 1);
+        let only_logs = select_files(std::slice::from_ref(&log), ReadKind::Auto).unwrap();
+        assert_eq!(only_logs.kind, ReadKind::EntryLog);
+        let none = select_files(std::slice::from_ref(&log), ReadKind::Journal).unwrap();
+        assert!(none.files.is_empty() && none.note.is_some());
+        assert!(select_files(&[dir.join("notes.txt")], ReadKind::Auto).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

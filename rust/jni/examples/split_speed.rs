@@ -1,0 +1,37 @@
+//! Time the JNI reader over entry logs (no JVM): what a Spark task's scan costs per
+//! entry, for a few column choices. `cargo run --release -p bkcodec-jni --example
+//! split_speed -- LOG...`
+use std::time::Instant;
+
+use bkcodec_core::plan::ReadKind;
+use bkcodec_jni::columns::{full_schema, SourceOptions};
+use bkcodec_jni::reader::{Split, SplitReader};
+
+fn main() {
+    let paths: Vec<String> = std::env::args().skip(1).collect();
+    let full = full_schema(ReadKind::EntryLog, &SourceOptions::from_pairs(&[]).unwrap()).unwrap();
+    for (label, cols, verify) in [
+        ("ledger_id,length", vec!["ledger_id", "length"], "true"),
+        ("ledger_id,length verify=false", vec!["ledger_id", "length"], "false"),
+        ("every column", full.fields().iter().map(|f| f.name().as_str()).collect(), "true"),
+    ] {
+        let options = SourceOptions::from_pairs(&[("verify".into(), verify.into())]).unwrap();
+        let fields: Vec<_> = cols.iter().map(|c| full.field_with_name(c).unwrap().clone()).collect();
+        let schema = std::sync::Arc::new(arrow_schema::Schema::new(fields));
+        let mut best = f64::MAX;
+        let mut rows = 0;
+        for _ in 0..3 {
+            let started = Instant::now();
+            rows = 0;
+            for p in &paths {
+                let split = Split { path: p.into(), kind: ReadKind::EntryLog, start: None, end: None };
+                let mut r = SplitReader::new(split, schema.clone(), &full, options.clone());
+                while let Some(b) = r.next_batch().unwrap() {
+                    rows += b.num_rows();
+                }
+            }
+            best = best.min(started.elapsed().as_secs_f64());
+        }
+        println!("{label:<32} {rows} rows {:.1} ns/entry", best / rows as f64 * 1e9);
+    }
+}

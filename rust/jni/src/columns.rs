@@ -1,0 +1,232 @@
+//! The `bookkeeper-jvm` source's columns and options: the Python `bookkeeper`
+//! source's (`bkcodec_spark.datasource.full_schema`), so a read gives the same
+//! schema whichever source serves it. `file`, then the core reader's columns (a
+//! bookie directory's entry logs and journals merged as `bkcodec.read_bookie`
+//! merges them, after `file_kind`), `error` last.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use bkcodec_core::arrow::{entry_log_schema, journal_schema, EntryBatchOptions, FileScanOptions, OnError, PayloadMode};
+use bkcodec_core::metadata::znode_dump::read_znode_dir;
+use bkcodec_core::plan::ReadKind;
+use bkcodec_core::{DigestPolicy, Error, LedgerDigests, Result};
+
+/// The options a read takes (what the Python source's `ReadOptions` holds).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceOptions {
+    pub digest_type: String,
+    pub password: String,
+    pub verify: bool,
+    pub payload: String,
+    pub ledger_metadata: Option<String>,
+    /// Inclusive ledger id ranges rows must fall in: the `ledger_id` filters Spark
+    /// pushed (`pushedLedgerRanges`, set by the Java scan, never by users); None: no filter.
+    pub ledger_ranges: Option<Vec<(i64, i64)>>,
+}
+
+/// `lo:hi,lo:hi` (inclusive; empty: no ledger passes).
+fn parse_ranges(text: &str) -> Result<Vec<(i64, i64)>> {
+    let bad = || Error::invalid_argument(format!("pushedLedgerRanges is lo:hi pairs, not {text:?}"));
+    text.split(',')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (lo, hi) = pair.split_once(':').ok_or_else(bad)?;
+            Ok((lo.trim().parse().map_err(|_| bad())?, hi.trim().parse().map_err(|_| bad())?))
+        })
+        .collect()
+}
+
+impl SourceOptions {
+    /// From `(name, value)` pairs, names in any case (Spark lower-cases them); options
+    /// this module does not read are the Java side's (`path`, `splitSize`, ...).
+    pub fn from_pairs(pairs: &[(String, String)]) -> Result<SourceOptions> {
+        let get = |name: &str| pairs.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone());
+        let digest_type = get("digestType").unwrap_or_else(|| "auto".into()).to_ascii_lowercase();
+        DigestPolicy::from_name(Some(&digest_type))
+            .map_err(|_| Error::invalid_argument(format!("digestType must be auto or a digest type name, not {digest_type:?}")))?;
+        let payload = get("payload").unwrap_or_else(|| "binary".into()).to_ascii_lowercase();
+        if !matches!(payload.as_str(), "binary" | "binary_view" | "none") {
+            return Err(Error::invalid_argument(format!("payload must be one of binary, binary_view, none, not {payload:?}")));
+        }
+        let verify = match get("verify").map(|v| v.trim().to_ascii_lowercase()) {
+            None => true,
+            Some(v) if v == "true" => true,
+            Some(v) if v == "false" => false,
+            Some(v) => return Err(Error::invalid_argument(format!("verify must be true or false, not {v:?}"))),
+        };
+        Ok(SourceOptions {
+            digest_type,
+            password: get("password").unwrap_or_default(),
+            verify,
+            payload,
+            ledger_metadata: get("ledgerMetadata").filter(|v| !v.is_empty()),
+            ledger_ranges: get("pushedLedgerRanges").map(|t| parse_ranges(&t)).transpose()?,
+        })
+    }
+
+    fn payload_mode(&self, columns: Option<&[String]>) -> PayloadMode {
+        // No payload decoded unless asked for; binary rather than views (Spark's Arrow
+        // vectors have no view type).
+        match columns {
+            Some(cols) if !cols.iter().any(|c| c == "payload") => PayloadMode::None,
+            _ if self.payload == "none" => PayloadMode::None,
+            _ => PayloadMode::Binary,
+        }
+    }
+
+    /// The core reader's options for rows of `columns` (all columns: None).
+    pub fn scan_options(&self, columns: Option<&[String]>) -> Result<FileScanOptions> {
+        let entries = EntryBatchOptions { payload: self.payload_mode(columns), on_error: OnError::Flag };
+        let policy = DigestPolicy::from_name(Some(&self.digest_type))?;
+        let mut digests = LedgerDigests::new(policy, self.password.as_bytes());
+        if let Some(dir) = &self.ledger_metadata {
+            for record in read_znode_dir(Path::new(dir))? {
+                let (Some(id), metadata) = (record.ledger_id, record.metadata) else { continue };
+                digests.insert(id, metadata?.digest_info());
+            }
+        }
+        Ok(FileScanOptions::new(entries, digests))
+    }
+
+    /// The options a schema is worked out with (no metadata read).
+    fn schema_options(&self) -> FileScanOptions {
+        let payload = if self.payload == "none" { PayloadMode::None } else { PayloadMode::Binary };
+        let entries = EntryBatchOptions { payload, on_error: OnError::Flag };
+        FileScanOptions::new(entries, LedgerDigests::new(DigestPolicy::Auto, b""))
+    }
+}
+
+/// The core kind name each read kind's rows carry in `file_kind`.
+pub fn core_kind_name(kind: ReadKind) -> &'static str {
+    match kind {
+        ReadKind::Journal => "journal",
+        ReadKind::Index => "index",
+        _ => "entry_log",
+    }
+}
+
+/// The column a kind's reader fills from the hex id in the file name.
+pub fn name_id_column(kind: ReadKind) -> &'static str {
+    match kind {
+        ReadKind::Journal => "journal_id",
+        ReadKind::Index => "ledger_id",
+        _ => "log_id",
+    }
+}
+
+/// Every column a read of `kind` gives, as Spark is told them.
+pub fn full_schema(kind: ReadKind, options: &SourceOptions) -> Result<SchemaRef> {
+    let scan = options.schema_options();
+    let reader: Vec<Field> = match kind {
+        ReadKind::EntryLog => entry_log_schema(&scan).fields().iter().map(|f| f.as_ref().clone()).collect(),
+        ReadKind::Journal => journal_schema(&scan).fields().iter().map(|f| f.as_ref().clone()).collect(),
+        ReadKind::Bookie => merged(&[entry_log_schema(&scan), journal_schema(&scan)]),
+        ReadKind::Index | ReadKind::Auto => {
+            return Err(Error::invalid_argument(format!(
+                "the bookkeeper-jvm source reads entry logs and journals; for kind {} use the Python bookkeeper source",
+                kind.name()
+            )))
+        }
+    };
+    let mut fields = vec![Field::new("file", DataType::Utf8, false)];
+    fields.extend(reader.into_iter().map(spark_safe));
+    if !fields.iter().any(|f| f.name() == "error") {
+        fields.push(Field::new("error", DataType::Utf8, true));
+    }
+    Ok(Arc::new(Schema::new(fields)))
+}
+
+/// Binary views as binary, string views as strings (what Spark's vectors hold).
+fn spark_safe(field: Field) -> Field {
+    match field.data_type() {
+        DataType::BinaryView => field.with_data_type(DataType::Binary),
+        DataType::Utf8View => field.with_data_type(DataType::Utf8),
+        _ => field,
+    }
+}
+
+/// `bkcodec.bookie.merged_schema` without its `file`: `file_kind`, then the readers'
+/// columns (first seen first), where a row is (log or journal position) first and
+/// `error` last; every column but `file_kind` nullable.
+fn merged(schemas: &[SchemaRef]) -> Vec<Field> {
+    let mut all: Vec<Field> = Vec::new();
+    for schema in schemas {
+        for f in schema.fields() {
+            if !all.iter().any(|a| a.name() == f.name()) {
+                all.push(f.as_ref().clone());
+            }
+        }
+    }
+    let front = ["log_id", "journal_id", "offset", "location", "record_size", "record_type"];
+    let find = |name: &str| all.iter().find(|f| f.name() == name).cloned();
+    let mut out = vec![Field::new("file_kind", DataType::Utf8, false)];
+    out.extend(front.iter().filter_map(|n| find(n)));
+    out.extend(all.iter().filter(|f| !front.contains(&f.name().as_str()) && f.name() != "error").cloned());
+    out.extend(find("error"));
+    out.into_iter().enumerate().map(|(i, f)| if i == 0 { f } else { f.with_nullable(true) }).collect()
+}
+
+/// A Spark type name for each Arrow type the source gives.
+pub fn spark_type(t: &DataType) -> Result<&'static str> {
+    Ok(match t {
+        DataType::Int8 => "byte",
+        DataType::Int16 => "short",
+        DataType::Int32 => "integer",
+        DataType::Int64 => "long",
+        DataType::Boolean => "boolean",
+        DataType::Utf8 => "string",
+        DataType::Binary => "binary",
+        DataType::Float64 => "double",
+        other => return Err(Error::invalid_argument(format!("no Spark type for the Arrow type {other}"))),
+    })
+}
+
+/// `name<TAB>type<TAB>nullable` lines, what the Java side builds its StructType from.
+pub fn describe(schema: &Schema) -> Result<String> {
+    let mut out = String::new();
+    for f in schema.fields() {
+        out.push_str(&format!("{}\t{}\t{}\n", f.name(), spark_type(f.data_type())?, f.is_nullable()));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(kind: ReadKind) -> Vec<String> {
+        let options = SourceOptions::from_pairs(&[]).unwrap();
+        full_schema(kind, &options).unwrap().fields().iter().map(|f| f.name().clone()).collect()
+    }
+
+    #[test]
+    fn bookie_columns_are_merged_with_position_first_and_error_last() {
+        let cols = names(ReadKind::Bookie);
+        assert_eq!(&cols[..8], ["file", "file_kind", "log_id", "journal_id", "offset", "location", "record_size", "record_type"]);
+        assert_eq!(cols.last().map(String::as_str), Some("error"));
+        assert!(cols.contains(&"master_key".to_string()));
+    }
+
+    #[test]
+    fn entry_log_columns_start_with_file() {
+        let cols = names(ReadKind::EntryLog);
+        assert_eq!(&cols[..3], ["file", "log_id", "offset"]);
+        assert!(cols.contains(&"payload".to_string()));
+    }
+
+    #[test]
+    fn options_are_checked() {
+        let pair = |k: &str, v: &str| vec![(k.to_string(), v.to_string())];
+        assert!(SourceOptions::from_pairs(&pair("digesttype", "crc33")).is_err());
+        assert!(SourceOptions::from_pairs(&pair("verify", "yes")).is_err());
+        assert!(SourceOptions::from_pairs(&pair("payload", "text")).is_err());
+        let o = SourceOptions::from_pairs(&pair("DIGESTTYPE", "CRC32C")).unwrap();
+        assert_eq!(o.digest_type, "crc32c");
+        assert_eq!(o.ledger_ranges, None);
+        let o = SourceOptions::from_pairs(&pair("pushedLedgerRanges", "1:1,5:9")).unwrap();
+        assert_eq!(o.ledger_ranges, Some(vec![(1, 1), (5, 9)]));
+        assert!(SourceOptions::from_pairs(&pair("pushedLedgerRanges", "1-2")).is_err());
+    }
+}

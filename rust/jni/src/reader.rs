@@ -1,0 +1,240 @@
+//! One split (a file, or a byte range of one) read into batches of the columns a
+//! query asked for, as the Python source reads it (`BookKeeperReader.read`): the
+//! core reader's rows, `file` (and `file_kind`) added, absent columns null; a file
+//! that cannot be read, or stops reading, is one flagged row (reported only by the
+//! range that holds the offset), so the other files and the rows before still arrive.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::{new_null_array, Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, RecordBatchOptions, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_select::filter::filter_record_batch;
+use bkcodec_core::plan::admits;
+use bkcodec_core::arrow::{BatchStream, EntryLogBatchReader, JournalBatchReader};
+use bkcodec_core::files::entry_log::log_id_from_path;
+use bkcodec_core::files::journal::journal_id_from_path;
+use bkcodec_core::files::source::FileSource;
+use bkcodec_core::plan::ReadKind;
+use bkcodec_core::{Error, Result};
+
+use crate::columns::{core_kind_name, name_id_column, SourceOptions};
+use crate::python_text::error_text;
+
+/// What a task reads: one split of a partition.
+#[derive(Debug, Clone)]
+pub struct Split {
+    pub path: PathBuf,
+    /// The file's own kind (entry log or journal).
+    pub kind: ReadKind,
+    pub start: Option<u64>,
+    pub end: Option<u64>,
+}
+
+enum State {
+    NotOpened,
+    Reading(Box<dyn BatchStream>),
+    Done,
+}
+
+/// Batches of one split in `schema` (the columns asked for, in order).
+pub struct SplitReader {
+    split: Split,
+    /// The path as rows name it.
+    path_text: String,
+    /// The columns read: those given, and a filter's.
+    schema: SchemaRef,
+    /// The columns given.
+    out: SchemaRef,
+    options: SourceOptions,
+    columns: Vec<String>,
+    state: State,
+}
+
+impl SplitReader {
+    /// `schema`: the columns to give; `full`: every column of the read (a filter's
+    /// column is read also when not given).
+    pub fn new(split: Split, schema: SchemaRef, full: &Schema, options: SourceOptions) -> SplitReader {
+        let mut columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+        let mut wide = schema.clone();
+        if options.ledger_ranges.is_some() && !columns.iter().any(|c| c == "ledger_id") {
+            if let Ok(field) = full.field_with_name("ledger_id") {
+                columns.push("ledger_id".into());
+                let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+                fields.push(field.clone());
+                wide = Arc::new(Schema::new(fields));
+            }
+        }
+        let path_text = split.path.to_string_lossy().into_owned();
+        SplitReader { split, path_text, schema: wide, out: schema, options, columns, state: State::NotOpened }
+    }
+
+    /// The rows passing the pushed ledger filter, in the columns given.
+    fn filtered(&self, batch: RecordBatch) -> Result<Option<RecordBatch>> {
+        let batch = match &self.options.ledger_ranges {
+            None => batch,
+            Some(ranges) => {
+                let ids = batch
+                    .column_by_name("ledger_id")
+                    .and_then(|c| c.as_any().downcast_ref::<Int64Array>())
+                    .ok_or_else(|| Error::invalid_argument("a ledger filter on rows without ledger_id"))?;
+                let keep: BooleanArray = ids.iter().map(|id| Some(id.is_some_and(|id| admits(ranges, id)))).collect();
+                filter_record_batch(&batch, &keep).map_err(|e| Error::invalid_argument(e.to_string()))?
+            }
+        };
+        if batch.num_rows() == 0 {
+            return Ok(None);
+        }
+        if batch.num_columns() == self.out.fields().len() {
+            return Ok(Some(batch));
+        }
+        let columns = batch.columns()[..self.out.fields().len()].to_vec();
+        batch_of(&self.out, columns, batch.num_rows()).map(Some)
+    }
+
+    fn open(&self) -> Result<Box<dyn BatchStream>> {
+        let mut scan = self.options.scan_options(Some(&self.columns))?;
+        // Only the reader's columns the query asks for are built; a count asks for
+        // none, and gets the cheapest (its rows are what matter).
+        let mut wanted: Vec<String> = self.columns.iter().filter(|c| !matches!(c.as_str(), "file" | "file_kind")).cloned().collect();
+        if wanted.is_empty() {
+            wanted.push("offset".into());
+        }
+        scan.columns = Some(wanted);
+        scan.start = self.split.start.unwrap_or(0);
+        scan.end = self.split.end.unwrap_or(u64::MAX);
+        let path = &self.split.path;
+        let source = Arc::new(FileSource::open(path)?);
+        Ok(match self.split.kind {
+            ReadKind::Journal => Box::new(
+                JournalBatchReader::new(source, journal_id_from_path(path), false, None, scan).map_err(|e| e.in_file(path))?,
+            ),
+            _ => Box::new(EntryLogBatchReader::new(source, log_id_from_path(path), scan).map_err(|e| e.in_file(path))?),
+        })
+    }
+
+    /// The next batch with rows; None at the end of the split.
+    pub fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        loop {
+            match &mut self.state {
+                State::Done => return Ok(None),
+                State::NotOpened => match self.open() {
+                    Ok(stream) => self.state = State::Reading(stream),
+                    Err(e) => {
+                        self.state = State::Done;
+                        if let Some(row) = self.error_row(&e)? {
+                            return self.filtered(row);
+                        }
+                    }
+                },
+                State::Reading(stream) => match stream.next() {
+                    None => self.state = State::Done,
+                    Some(Err(e)) => {
+                        self.state = State::Done;
+                        if let Some(row) = self.error_row(&e)? {
+                            return self.filtered(row);
+                        }
+                    }
+                    Some(Ok(batch)) if batch.num_rows() == 0 => {}
+                    Some(Ok(batch)) => {
+                        if let Some(rows) = self.filtered(self.with_file(&batch)?)? {
+                            return Ok(Some(rows));
+                        }
+                    }
+                },
+            }
+        }
+    }
+
+    /// The reader's batch in the source's columns.
+    fn with_file(&self, batch: &RecordBatch) -> Result<RecordBatch> {
+        let n = batch.num_rows();
+        let mut arrays: Vec<ArrayRef> = Vec::with_capacity(self.schema.fields().len());
+        for field in self.schema.fields() {
+            let array: ArrayRef = match field.name().as_str() {
+                "file" => repeated(&self.path_text, n),
+                "file_kind" => repeated(core_kind_name(self.split.kind), n),
+                name => match batch.column_by_name(name) {
+                    Some(column) if column.data_type() == field.data_type() => column.clone(),
+                    Some(column) => {
+                        return Err(Error::invalid_argument(format!(
+                            "column {name} is {} in the reader's rows, not {}",
+                            column.data_type(),
+                            field.data_type()
+                        )))
+                    }
+                    None => new_null_array(field.data_type(), n),
+                },
+            };
+            arrays.push(array);
+        }
+        batch_of(&self.schema, arrays, n)
+    }
+
+    /// The one row for a split that cannot be read (from `offset` on), or None when
+    /// another range of the file holds the offset.
+    fn error_row(&self, error: &Error) -> Result<Option<RecordBatch>> {
+        let split = &self.split;
+        let offset = if error_has_offset(error) { error.offset } else { 0 };
+        if let Some(start) = split.start {
+            let end = split.end.unwrap_or(0).max(start + 1);
+            if !(start <= offset && offset < end) {
+                return Ok(None);
+            }
+        }
+        let size = std::fs::metadata(&split.path).ok().map(|m| m.len());
+        let until = split.end.or(size).unwrap_or(0);
+        let record_size = until.saturating_sub(offset).min(i64::MAX as u64) as i64;
+        let place = match (split.start, split.end) {
+            (Some(s), Some(e)) => format!(" (bytes {s}..{e})"),
+            (Some(s), None) => format!(" (bytes {s}..None)"),
+            _ => String::new(),
+        };
+        let text = format!("{}{place}", error_text(error));
+        let id_column = name_id_column(split.kind);
+        let name_id = name_id(&split.path, split.kind);
+        let mut arrays: Vec<ArrayRef> = Vec::new();
+        for field in self.schema.fields() {
+            let name = field.name().as_str();
+            let t = field.data_type();
+            let array: ArrayRef = match name {
+                "file" => repeated(&self.path_text, 1),
+                "file_kind" => repeated(core_kind_name(split.kind), 1),
+                "error" => repeated(&text, 1),
+                "record_type" => repeated("damage", 1),
+                "error_kind" => repeated("unreadable", 1),
+                "record_size" if *t == DataType::Int64 => Arc::new(Int64Array::from(vec![record_size])),
+                "offset" if *t == DataType::Int64 => Arc::new(Int64Array::from(vec![offset.min(i64::MAX as u64) as i64])),
+                n if n == id_column && *t == DataType::Int64 => Arc::new(Int64Array::from(vec![name_id])),
+                _ if field.is_nullable() => new_null_array(t, 1),
+                _ if *t == DataType::Boolean => Arc::new(BooleanArray::from(vec![false])),
+                _ => new_null_array(t, 1),
+            };
+            arrays.push(array);
+        }
+        batch_of(&self.schema, arrays, 1).map(Some)
+    }
+}
+
+/// Whether the Python source sees an offset on this error (its format errors carry
+/// one; OSError and ValueError do not).
+fn error_has_offset(error: &Error) -> bool {
+    !matches!(error.kind, bkcodec_core::ErrorKind::Io | bkcodec_core::ErrorKind::InvalidArgument)
+}
+
+fn name_id(path: &Path, kind: ReadKind) -> Option<i64> {
+    match kind {
+        ReadKind::Journal => journal_id_from_path(path),
+        _ => log_id_from_path(path),
+    }
+}
+
+/// A batch of `rows` rows, also when no column is asked for (a count).
+fn batch_of(schema: &SchemaRef, arrays: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
+    RecordBatch::try_new_with_options(schema.clone(), arrays, &options).map_err(|e| Error::invalid_argument(e.to_string()))
+}
+
+fn repeated(text: &str, n: usize) -> ArrayRef {
+    Arc::new(StringArray::from_iter_values(std::iter::repeat_n(text, n)))
+}

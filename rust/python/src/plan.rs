@@ -1,0 +1,47 @@
+//! `plan_partitions`: the core's planner (`bkcodec_core::plan`), which the Python and
+//! JVM Spark sources both pack their reads with, so they cannot drift apart.
+
+use std::path::PathBuf;
+
+use bkcodec_core::plan::{pack_splits, FileSplit, ReadKind};
+use pyo3::prelude::*;
+
+use crate::errors::IntoPyResult;
+
+/// A split as Python passes it: `(path, kind, start, end, size)`, None for a bound or
+/// size not known; kind `entrylog`, `journal` or `index`.
+type SplitTuple = (String, String, Option<u64>, Option<u64>, Option<u64>);
+
+/// The partitions of `splits` (files, or byte ranges of them, in path order): the
+/// target size (`split_size`, lowered so there are at least `min_partitions`), large
+/// entry logs and journals cut into ranges of it, and consecutive splits packed to it,
+/// each counting `open_cost` bytes more. Returns lists of split tuples.
+#[pyfunction]
+#[pyo3(signature = (splits, *, split_size, min_partitions, open_cost))]
+fn plan_partitions(
+    py: Python<'_>,
+    splits: Vec<SplitTuple>,
+    split_size: u64,
+    min_partitions: u64,
+    open_cost: u64,
+) -> PyResult<Vec<Vec<SplitTuple>>> {
+    let mut kept = Vec::with_capacity(splits.len());
+    for (path, kind, start, end, size) in splits {
+        let kind = ReadKind::from_name(&kind).py_err(py)?;
+        kept.push(FileSplit { path: PathBuf::from(path), kind, start, end, size });
+    }
+    let groups = pack_splits(&kept, split_size, min_partitions, open_cost).py_err(py)?;
+    Ok(groups
+        .into_iter()
+        .map(|g| {
+            g.into_iter()
+                .map(|s| (s.path.to_string_lossy().into_owned(), s.kind.name().to_string(), s.start, s.end, s.size))
+                .collect()
+        })
+        .collect())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(plan_partitions, m)?)?;
+    Ok(())
+}

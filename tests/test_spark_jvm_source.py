@@ -1,0 +1,371 @@
+"""`spark.read.format("bookkeeper-jvm")` (the jar: Java over bkcodec's Rust core
+through JNI) gives the Python `bookkeeper` source's schema and rows, error rows
+included, on the sample bookie, damaged files and the golden corpus; byte ranges tile
+files, columns are pruned, bad paths and options are Java exceptions (the session
+lives on), and no batch or Arrow buffer is left once queries are done.
+
+The jar is built by `scripts/run setup` (it needs a JDK) and put on the shared
+session's `spark.jars` by conftest; without it these tests skip."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+import bkcodec
+from bookie_sample import PASSWORD, entries, make_bookie
+from conftest import golden_path
+
+bkcodec_spark = pytest.importorskip("bkcodec_spark")
+pytestmark = pytest.mark.spark
+
+JVM = "bookkeeper-jvm"
+
+
+@pytest.fixture(scope="module")
+def jvm(spark):
+    """The JVM side of the source (skips when the jar is not on the session)."""
+    try:
+        bkcodec_spark.jar_path()
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+    if bkcodec_spark.jar_path() not in spark.sparkContext.getConf().get("spark.jars", ""):
+        pytest.skip("the session started without the bkcodec-spark jar")
+    spark.dataSource.register(bkcodec_spark.BookKeeperDataSource)
+    return spark._jvm.io.bkcodec.spark.ArrowBatches
+
+
+@pytest.fixture(scope="module")
+def bookie(tmp_path_factory):
+    return make_bookie(tmp_path_factory.mktemp("jvm-bookie"))
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    from bkcodec.sample import make_bookie_dir
+
+    return make_bookie_dir(tmp_path_factory.mktemp("jvm-sample") / "bookie")
+
+
+def load(spark, fmt, path, **options):
+    reader = spark.read.format(fmt)
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return reader.load(path if isinstance(path, str) else [str(p) for p in path])
+
+
+def rows(df) -> list[dict]:
+    return sorted(df.toArrow().to_pylist(), key=repr)
+
+
+def both(spark, path, **options):
+    """(JVM rows, Python rows) of the same read, after checking the schemas agree."""
+    jvm_df, py_df = load(spark, JVM, path, **options), load(spark, "bookkeeper", path, **options)
+    assert jvm_df.schema == py_df.schema
+    return rows(jvm_df), rows(py_df)
+
+
+def assert_no_buffers_left(jvm):
+    assert jvm.liveNativeBatches() == 0
+    assert jvm.allocatedBytes() == 0
+
+
+@pytest.mark.parametrize("split_size", ["512m", "4k"])
+def test_sample_bookie_rows_equal_the_python_sources(spark, jvm, sample, split_size):
+    got, expected = both(spark, str(sample.root), splitSize=split_size, ledgerMetadata=str(sample.metadata_dir))
+    assert got == expected
+    assert len(got) > 100
+    # The planted damage is flagged the same way, at the same offsets.
+    flagged = {(os.path.relpath(r["file"], sample.root), r["offset"]) for r in got if r["error"] or r["digest_ok"] is False}
+    assert {(d.file, d.offset) for d in sample.damage} <= flagged
+    assert_no_buffers_left(jvm)
+
+
+@pytest.mark.parametrize("kind", ["entrylog", "journal"])
+def test_each_kind_equals_the_python_source_and_the_in_process_reader(spark, jvm, bookie, kind):
+    got, expected = both(spark, str(bookie.root), kind=kind, password=PASSWORD)
+    assert got == expected
+    # The rows of a whole readable file are exactly what bkcodec reads in-process.
+    path = bookie.logs["rolled"] if kind == "entrylog" else bookie.journal
+    read = bkcodec.read_entry_log if kind == "entrylog" else bkcodec.read_journal
+    in_process = read(path, on_error="flag", password=PASSWORD).read_all().to_pylist()
+    mine = [{k: v for k, v in r.items() if k != "file"} for r in got if r["file"] == str(path)]
+    assert sorted(mine, key=repr) == sorted(in_process, key=repr)
+
+
+def test_damaged_truncated_and_gone_files_give_the_python_error_rows(spark, jvm, bookie, tmp_path):
+    current = tmp_path / "current"
+    current.mkdir()
+    shutil.copy(bookie.logs["damaged"], current / "2.log")  # a flipped byte, a torn tail
+    (current / "3.log").write_bytes(bytes(range(256)) * 8)  # binary, not an entry log
+    (current / "4.log").write_bytes(b"")  # zero-length
+    rolled = bookie.logs["rolled"].read_bytes()
+    (current / "5.log").write_bytes(rolled[: len(rolled) // 2 + 3])  # cut mid-record
+    (current / "6.log").write_bytes(rolled)  # removed after the listing
+    # 6.log is named explicitly, so the read planned after it is gone still has it.
+    paths = [current, current / "6.log"]
+    jvm_df = load(spark, JVM, paths, kind="entrylog", splitSize="2k")
+    py_df = load(spark, "bookkeeper", paths, kind="entrylog", splitSize="2k")
+    (current / "6.log").unlink()
+    got, expected = rows(jvm_df), rows(py_df)
+    assert got == expected
+    flagged = {(os.path.basename(r["file"]), r["offset"], r["error_kind"]): r["error"] for r in got if r["error"]}
+    # Each says what went wrong, in which file and at which offset.
+    assert flagged[("6.log", 0, "unreadable")] == (
+        f"FileNotFoundError: [Errno 2] No such file or directory: '{current / '6.log'}'"
+    )
+    assert ("4.log", 0, "torn_header") in flagged
+    assert ("3.log", 0, "bad_header") in flagged
+    assert any(name == "5.log" and kind == "torn_record" for name, _, kind in flagged)
+    assert any(name == "2.log" and kind == "digest_mismatch" for name, _, kind in flagged)
+    assert_no_buffers_left(jvm)
+
+
+def test_byte_ranges_tile_files_so_each_row_is_read_once(spark, jvm, bookie):
+    whole = load(spark, JVM, str(bookie.logs["rolled"]), kind="entrylog")
+    ranged = load(spark, JVM, str(bookie.logs["rolled"]), kind="entrylog", splitSize="3k", minPartitions="2")
+    assert ranged.rdd.getNumPartitions() > 3
+    assert rows(ranged) == rows(whole)
+    assert ranged.count() == ranged.select("offset").distinct().count() == whole.count()
+
+
+def test_only_the_columns_a_query_uses_are_read(spark, jvm, bookie):
+    df = load(spark, JVM, str(bookie.root), kind="entrylog", password=PASSWORD)
+    query = df.select("ledger_id", "entry_id").where("entry_id >= 0")
+    plan = query._jdf.queryExecution().executedPlan().toString()
+    assert "BookKeeperJvmScan[kind=entrylog, columns=[ledger_id, entry_id]]" in plan, plan
+    python = load(spark, "bookkeeper", str(bookie.root), kind="entrylog", password=PASSWORD)
+    assert rows(query) == rows(python.select("ledger_id", "entry_id").where("entry_id >= 0"))
+    # A count reads no column at all, and counts error rows too.
+    assert df.count() == python.count()
+    assert df.groupBy("ledger_id").count().count() == python.groupBy("ledger_id").count().count()
+    assert_no_buffers_left(jvm)
+
+
+def test_the_columns_option_and_a_given_schema_pick_columns(spark, jvm, bookie):
+    got, expected = both(spark, str(bookie.logs["rolled"]), kind="entrylog", columns="entry_id,payload,file")
+    assert got == expected and list(got[0]) == ["entry_id", "payload", "file"]
+    schema = load(spark, "bookkeeper", str(bookie.logs["rolled"]), kind="entrylog").select("ledger_id", "length").schema
+    df = spark.read.format(JVM).schema(schema).option("kind", "entrylog").load(str(bookie.logs["rolled"]))
+    assert df.columns == ["ledger_id", "length"] and df.count() > 0
+
+
+@pytest.mark.golden
+@pytest.mark.parametrize(
+    "kind, parts", [("entrylog", ("entrylogs",)), ("entrylog", ("direct_entrylogs",)), ("journal", ("journals",))]
+)
+def test_golden_corpus_rows_equal_the_python_sources(spark, jvm, kind, parts):
+    root = golden_path(*parts)
+    got, expected = both(spark, str(root), kind=kind, splitSize="64k", password="secret")
+    assert got == expected and got
+    assert_no_buffers_left(jvm)
+
+
+def java_errors():
+    """What a Java exception reaches Python as (pyspark converts the ones it knows)."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors.exceptions.captured import CapturedException
+
+    return (Py4JJavaError, CapturedException)
+
+
+def test_a_bad_path_is_a_java_exception_and_the_session_lives_on(spark, jvm, tmp_path):
+    with pytest.raises(java_errors(), match=f"no such file or directory: {tmp_path}/gone.log"):
+        load(spark, JVM, str(tmp_path / "gone.log"))
+    with pytest.raises(java_errors(), match="no file matches"):
+        load(spark, JVM, str(tmp_path / "*.txn"))
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(java_errors(), match="no bookie files among 1 files"):
+        load(spark, JVM, str(tmp_path))
+    assert spark.range(3).count() == 3
+
+
+@pytest.mark.parametrize(
+    "option, value, message",
+    [
+        ("digestType", "crc33", "digestType must be auto or a digest type name"),
+        ("verify", "maybe", "verify must be true or false"),
+        ("splitSize", "lots", "not a size"),
+        ("ledgerId", "1", "ledgerId .a row filter. is not read by the bookkeeper-jvm source"),
+        ("kind", "index", "read index files with the Python bookkeeper source"),
+        ("colour", "red", "unknown option colour"),
+    ],
+)
+def test_bad_options_are_refused_at_load(spark, jvm, bookie, option, value, message):
+    with pytest.raises(java_errors(), match=message):
+        load(spark, JVM, str(bookie.root), **{option: value}).schema
+
+
+def test_both_sources_are_usable_in_one_session(spark, jvm, bookie):
+    # A jar's name shadows a Python data source's of the same name; each has its own.
+    assert load(spark, JVM, str(bookie.journal)).count() == load(spark, "bookkeeper", str(bookie.journal)).count()
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["ledger_id = 1", "ledger_id IN (2, 3)", "ledger_id > 1 AND ledger_id <= 3", "ledger_id < 2 OR entry_id = 0", "ledger_id <=> 2"],
+)
+def test_ledger_filters_are_pushed_and_give_sparks_rows(spark, jvm, bookie, where):
+    df = load(spark, JVM, str(bookie.root), password=PASSWORD).where(where).select("file", "offset", "entry_id")
+    python = load(spark, "bookkeeper", str(bookie.root), password=PASSWORD).where(where).select("file", "offset", "entry_id")
+    assert rows(df) == rows(python)
+    assert rows(df)
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    if "OR" not in where:
+        assert "ledger_id in [" in plan, plan
+    assert_no_buffers_left(jvm)
+
+
+def test_a_ledger_filter_skips_logs_whose_map_lacks_the_ledger(spark, jvm, tmp_path):
+    current = tmp_path / "current"
+    current.mkdir()
+    for log_id, ledger in ((1, 7), (2, 8)):
+        with bkcodec.EntryLogWriter(current / f"{log_id}.log", log_id) as log:
+            for raw in entries(ledger, "crc32c", 3, size=10):
+                log.add_entry(raw)
+    df = load(spark, JVM, str(current), password=PASSWORD).where("ledger_id = 8")
+    assert df.rdd.getNumPartitions() == 1  # 1.log's map says ledger 7 only: not read
+    assert [r.ledger_id for r in df.collect()] == [8, 8, 8]
+
+
+@pytest.mark.parametrize("split_size, min_partitions", [(512 << 20, 2), (4096, 2), (1000, 7), (64 << 10, 1)])
+def test_the_core_planner_plans_as_the_python_source_does(spark, jvm, sample, split_size, min_partitions):
+    # Both sources must cut and pack files alike (the JVM source plans in the Rust core).
+    from bkcodec_spark import files, planning
+    from bkcodec_spark.pushdown import Pushed
+
+    listing = files.list_files(str(sample.root), "auto")
+    groups = planning.plan_partitions(listing, Pushed(()), split_size=split_size, min_partitions=min_partitions)
+    python = [[(s.path, -1 if s.start is None else s.start, -1 if s.end is None else s.end) for s in g] for g in groups]
+    lines = spark._jvm.io.bkcodec.spark.BookKeeperJvmSource.plan(
+        listing.paths + [p for p, _ in listing.skipped], "auto", split_size, min_partitions
+    )
+    assert lines[0] == listing.kind
+    core: list[list[tuple]] = []
+    for line in list(lines)[2:]:
+        if line.startswith("skip\t"):
+            continue
+        group, _kind, start, end, _size, path = line.split("\t", 5)
+        while len(core) <= int(group):
+            core.append([])
+        core[int(group)].append((path, int(start), int(end)))
+    assert core == python
+    assert len(python) >= 1
+
+
+def _spark_submit_env():
+    import sys
+
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    env.pop("SPARK_HOME", None)
+    return env
+
+
+@pytest.mark.slow
+def test_the_jar_alone_reads_on_a_local_cluster(jvm, bookie, tmp_path):
+    """`spark-submit --jars` on `local-cluster`: executors are JVMs of their own, which
+    load the native library from the jar; the driver script imports no bkcodec."""
+    import json
+    import subprocess
+    from pathlib import Path
+
+    import pyspark
+
+    script = tmp_path / "app.py"
+    script.write_text(
+        "import json\n"
+        "from pyspark.sql import SparkSession\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        f"df = spark.read.format('bookkeeper-jvm').option('password', {PASSWORD!r}).load({str(bookie.logs['rolled'])!r})\n"
+        "out = {'rows': df.count(), 'ledgers': sorted(tuple(r) for r in df.groupBy('ledger_id').count().collect()),\n"
+        "       'partitions': df.rdd.getNumPartitions()}\n"
+        "print('RESULT ' + json.dumps(out))\n"
+    )
+    process = subprocess.run(
+        [
+            str(Path(pyspark.__file__).parent / "bin" / "spark-submit"),
+            "--master", "local-cluster[2,1,1024]",
+            "--jars", bkcodec_spark.jar_path(),
+            "--conf", "spark.ui.enabled=false",
+            "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
+            str(script),
+        ],
+        env=_spark_submit_env(), capture_output=True, text=True, timeout=600, cwd=tmp_path,
+    )
+    result = [line for line in process.stdout.splitlines() if line.startswith("RESULT ")]
+    assert process.returncode == 0 and result, process.stderr[-3000:]
+    out = json.loads(result[0][len("RESULT "):])
+    table = bkcodec.read_entry_log(bookie.logs["rolled"], password=PASSWORD).read_all()
+    expected = {}
+    for ledger in table.column("ledger_id").to_pylist():
+        expected[ledger] = expected.get(ledger, 0) + 1
+    assert out["rows"] == table.num_rows
+    assert [tuple(x) for x in out["ledgers"]] == sorted(expected.items())
+
+
+@pytest.mark.slow
+def test_a_spark_connect_server_started_with_the_jar_reads_through_it(jvm, bookie, tmp_path):
+    import json
+    import socket
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import pyspark
+
+    pytest.importorskip("grpc", reason="the Spark Connect client needs grpcio (pyspark[connect])")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = open(tmp_path / "server.log", "w")
+    server = subprocess.Popen(
+        [
+            str(Path(pyspark.__file__).parent / "bin" / "spark-submit"),
+            "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
+            "--master", "local[2]",
+            "--jars", bkcodec_spark.jar_path(),
+            "--conf", f"spark.connect.grpc.binding.port={port}",
+            "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
+            "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
+            "--conf", "spark.ui.enabled=false",
+            "spark-internal",
+        ],
+        env=_spark_submit_env(), stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            assert server.poll() is None, (tmp_path / "server.log").read_text()[-3000:]
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the Spark Connect server did not start"
+                time.sleep(1)
+        client = (
+            "import json\n"
+            "from pyspark.sql import SparkSession\n"
+            f"spark = SparkSession.builder.remote('sc://127.0.0.1:{port}').getOrCreate()\n"
+            f"df = spark.read.format('bookkeeper-jvm').option('password', {PASSWORD!r}).load({str(bookie.logs['rolled'])!r})\n"
+            "out = {'rows': df.count(), 'ledger_1': df.where('ledger_id = 1').count(), 'columns': df.columns[:2]}\n"
+            "print('RESULT ' + json.dumps(out))\n"
+        )
+        process = subprocess.run(
+            [sys.executable, "-c", client], env=_spark_submit_env(), capture_output=True, text=True, timeout=300, cwd=tmp_path
+        )
+        result = [line for line in process.stdout.splitlines() if line.startswith("RESULT ")]
+        assert process.returncode == 0 and result, process.stderr[-3000:]
+        out = json.loads(result[0][len("RESULT "):])
+        table = bkcodec.read_entry_log(bookie.logs["rolled"], password=PASSWORD).read_all()
+        ledger_1 = table.column("ledger_id").to_pylist().count(1)
+        assert out == {"rows": table.num_rows, "ledger_1": ledger_1, "columns": ["file", "log_id"]}
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
