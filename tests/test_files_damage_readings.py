@@ -829,3 +829,56 @@ def test_journal_version_damaged_to_a_padded_one_over_a_damaged_first_record(tmp
     assert got[0][3] == "bad_header", got
     assert [r[3] is not None for r in got if r[0] == 8] == [True], got
     assert [(r[0], r[1], r[2]) for r in got if r[3] is None] == [(o, e, True) for e, o in enumerate(offsets)], got
+
+
+# Size fields damaged so that the walk loses step right before an intact entry: the
+# span up to the next boundary is read as the evidence supports best, and the
+# intact entry stays whole at its offset (files the damage campaign generates).
+def _campaign_file(kind, seed, tmp_path):
+    import damage_campaign
+
+    make = damage_campaign.generated_entry_log if kind == "entry_log" else damage_campaign.generated_journal
+    make(seed, tmp_path)
+    return next(p for p in tmp_path.iterdir() if p.suffix in (".log", ".txn"))
+
+
+def _plus_one(path, at):
+    data = bytearray(path.read_bytes())
+    data[at : at + 4] = (int.from_bytes(data[at : at + 4], "big") + 1).to_bytes(4, "big")
+    path.write_bytes(bytes(data))
+
+
+def _read_rows(path, reader):
+    table = pa.table(reader(path, password=b"secret"))
+    return [(r["offset"], r["entry_id"], r["error_kind"]) for r in table.select(["offset", "entry_id", "error_kind"]).to_pylist()]
+
+
+def test_an_entry_after_a_size_field_one_too_large_in_a_direct_log_is_kept(tmp_path):
+    path = _campaign_file("entry_log", 601574520, tmp_path)
+    _plus_one(path, 27919)
+    got = _read_rows(path, bkcodec.read_entry_log)
+    assert (27919, 7, "reframed") in got  # the damaged entry, proved by its CRC32 digest
+    assert (28063, 8, None) in got  # the intact DUMMY entry after it
+    assert not [r for r in got if r[2] not in (None, "reframed")]
+
+
+def test_an_entry_after_a_size_field_one_too_large_in_a_journal_is_kept(tmp_path):
+    path = _campaign_file("journal", 847526314, tmp_path)
+    _plus_one(path, 13464)
+    got = _read_rows(path, bkcodec.read_journal)
+    assert (13464, 6, "reframed") in got
+    assert (13608, 3, None) in got
+    assert not [r for r in got if r[2] not in (None, "reframed")]
+
+
+def test_zeros_end_where_the_size_field_of_the_entry_after_them_starts(tmp_path):
+    # A rolled legacy log with 4 KiB deleted (zeros now run up to an entry whose size
+    # field starts with three zero bytes) and its ledgers map damaged.
+    path = _campaign_file("entry_log", 579121036, tmp_path)
+    data = bytearray(path.read_bytes())
+    del data[4096:8192]
+    data[5614] ^= 0x04
+    path.write_bytes(bytes(data))
+    got = _read_rows(path, bkcodec.read_entry_log)
+    assert (5565, 8, None) in got
+    assert not [r for r in got if r[0] in (5566, 5567)]

@@ -710,6 +710,28 @@ mod tests {
         assert!(linked > more_strict && verified > linked);
     }
 
+    #[test]
+    fn a_journal_entry_after_a_size_field_one_too_large_is_kept() {
+        // The same shape in a V4 journal whose last entry is the one after the
+        // damaged size field: the end of the file is the only boundary after it.
+        let mut w = JournalWriter::new(Cursor::new(Vec::new()), 4, 512, 0).unwrap();
+        let a = w.add_entry(&entry(8, 0, -1, 30, &[1; 30], DigestType::Crc32)).unwrap() as usize;
+        let b = w.add_entry(&entry(8, 1, 0, 130, &[2; 100], DigestType::Crc32)).unwrap() as usize;
+        let c = w.add_entry(&entry(58, 3, 2, 8042, &[0; 1241], DigestType::Dummy)).unwrap() as usize;
+        let mut data = w.finish().unwrap().into_inner();
+        bump_size(&mut data, b, 1);
+        let got: Vec<(usize, String)> = Journal::new(&data)
+            .unwrap()
+            .scan(&crc32())
+            .map(|item| match item {
+                JournalItem::Record(r) => (r.offset as usize, if r.reframed { "reframed" } else { r.kind.name() }.to_string()),
+                JournalItem::Gap(g) => (g.offset as usize, g.kind.as_str().to_string()),
+            })
+            .filter(|(_, k)| k != "trailing_zeros")
+            .collect();
+        assert_eq!(got, vec![(a, "entry".into()), (b, "reframed".into()), (c, "entry".into())]);
+    }
+
     /// A V4 journal holding one entry and a fence, the fence's meta id set to `id`.
     fn journal_with_meta(id: i64) -> Vec<(usize, String)> {
         let mut w = JournalWriter::new(Cursor::new(Vec::new()), 4, 512, 0).unwrap();
