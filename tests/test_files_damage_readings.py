@@ -882,3 +882,18 @@ def test_zeros_end_where_the_size_field_of_the_entry_after_them_starts(tmp_path)
     got = _read_rows(path, bkcodec.read_entry_log)
     assert (5565, 8, None) in got
     assert not [r for r in got if r[0] in (5566, 5567)]
+
+
+def test_a_ledgers_map_the_end_of_the_file_cuts_is_one_torn_record(tmp_path):
+    # A golden log with 4 KiB deleted and cut inside its ledgers map: pairs in the
+    # map's content pass the strict tests of an entry, but a record the end of the
+    # file cuts holds what lies after its start; only a sync point breaks it.
+    from conftest import golden_path
+
+    data = bytearray(golden_path("entrylogs", "many_ledgers", "current", "10.log").read_bytes())
+    del data[212992 : 212992 + 4096]
+    path = tmp_path / "10.log"
+    path.write_bytes(bytes(data[:359041]))
+    got = _read_rows(path, bkcodec.read_entry_log)
+    assert (356928, 0, None) in got
+    assert [r for r in got if r[0] >= 356964] == [(356964, None, "torn_record"), (359041, None, "truncated")]

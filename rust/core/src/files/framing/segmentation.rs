@@ -248,6 +248,13 @@ impl<K: Copy> Chain<K> {
                     }
                     continue;
                 }
+                // A record the end of the file cuts, where the head places it, holds
+                // what lies after its start: only a sync point breaks it.
+                if let Ending::Torn(t) = head_ending {
+                    if r == v.len() && h <= t && t < c {
+                        continue;
+                    }
+                }
                 // Headers hold ids, not sizes: a tail whose first size field lies in
                 // the header of an entry the head frames at or after h (the record it
                 // ends in included) is a view of that header, unless a digest says
