@@ -932,46 +932,24 @@ def compare_spark_jvm_source(run: Run) -> None:
         )
         left = (spark._jvm.io.bkcodec.spark.ArrowBatches.liveNativeBatches(), spark._jvm.io.bkcodec.spark.ArrowBatches.allocatedBytes())
     details = {"rows": rows, "entry_logs": large_logs, "spark_cores": cores, "seconds": seconds, "batches_and_bytes_left": left}
-    run.compare(
-        key,
-        name,
-        "entries/s",
-        ("bookkeeper-jvm", rows / seconds["groupby_jvm"]),
-        ("Parquet", rows / seconds["groupby_parquet"]),
-        details,
-    )
-    run.compare(
-        "spark-jvm-source-groupby-673MB-vs-python-source",
-        "Spark groupBy(ledger), 673 MB: bookkeeper-jvm vs the Python bookkeeper source",
-        "entries/s",
-        ("bookkeeper-jvm", rows / seconds["groupby_jvm"]),
-        ("bookkeeper (Python), columns=ledger_id,length", rows / seconds["groupby_python"]),
-        details,
-    )
-    run.compare(
-        "spark-python-source-groupby-673MB-vs-parquet",
-        "Spark groupBy(ledger), 673 MB: the Python bookkeeper source vs Parquet (same session)",
-        "entries/s",
-        ("bookkeeper (Python)", rows / seconds["groupby_python"]),
-        ("Parquet", rows / seconds["groupby_parquet"]),
-        details,
-    )
-    run.compare(
-        one_key,
-        f"{one_name} (Spark's where, pushed to the scan)",
-        "entries/s",
-        ("bookkeeper-jvm, where", rows / seconds["one_jvm"]),
-        ("Parquet", rows / seconds["one_parquet"]),
-        {**details, "matching_rows": matching},
-    )
-    run.compare(
-        "spark-python-source-one-ledger-673MB-vs-parquet-same-session",
-        "Spark one ledger, 673 MB: the Python source's ledgerId option vs Parquet (same session)",
-        "entries/s",
-        ("bookkeeper (Python), ledgerId=1", rows / seconds["one_python"]),
-        ("Parquet", rows / seconds["one_parquet"]),
-        {**details, "matching_rows": matching},
-    )
+    one = {**details, "matching_rows": matching}
+    # (key, name, (label, timing) against (label, timing), details): one session's timings.
+    comparisons = [
+        (key, name, ("bookkeeper-jvm", "groupby_jvm"), ("Parquet", "groupby_parquet"), details),
+        ("spark-jvm-source-groupby-673MB-vs-python-source",
+         "Spark groupBy(ledger), 673 MB: bookkeeper-jvm vs the Python bookkeeper source",
+         ("bookkeeper-jvm", "groupby_jvm"), ("bookkeeper (Python), columns=ledger_id,length", "groupby_python"), details),
+        ("spark-python-source-groupby-673MB-vs-parquet",
+         "Spark groupBy(ledger), 673 MB: the Python bookkeeper source vs Parquet (same session)",
+         ("bookkeeper (Python)", "groupby_python"), ("Parquet", "groupby_parquet"), details),
+        (one_key, f"{one_name} (Spark's where, pushed to the scan)",
+         ("bookkeeper-jvm, where", "one_jvm"), ("Parquet", "one_parquet"), one),
+        ("spark-python-source-one-ledger-673MB-vs-parquet-same-session",
+         "Spark one ledger, 673 MB: the Python source's ledgerId option vs Parquet (same session)",
+         ("bookkeeper (Python), ledgerId=1", "one_python"), ("Parquet", "one_parquet"), one),
+    ]
+    for k, n, (ours, ours_t), (theirs, theirs_t), d in comparisons:
+        run.compare(k, n, "entries/s", (ours, rows / seconds[ours_t]), (theirs, rows / seconds[theirs_t]), d)
 
 
 # --- output --------------------------------------------------------------------------
