@@ -8,6 +8,8 @@ import os
 
 import pytest
 
+import bkcodec
+
 pytest.importorskip("bkcodec_spark")
 from bkcodec_spark import files  # noqa: E402
 from bkcodec_spark import planning  # noqa: E402
@@ -92,9 +94,16 @@ def test_kind_selection(bookie):
         files.select_kind([odd], "auto")
 
 
+def planned_ranges(paths, kind, split_size):
+    """The byte ranges bkcodec's core planner cuts `paths` into, in order."""
+    splits = [(p, kind, None, None, files.file_size(p)) for p in paths]
+    groups = bkcodec.plan_partitions(splits, split_size=split_size, min_partitions=1, open_cost=0)
+    return [files.FileSplit(*s) for g in groups for s in g]
+
+
 def test_large_entry_logs_and_journals_split_into_ranges_that_tile_the_file(bookie):
     logs = files.expand_paths(str(bookie / "ledgers" / "current" / "*.log"))
-    splits = files.plan_splits(logs, "entrylog", 1000)
+    splits = planned_ranges(logs, "entrylog", 1000)
     assert [(os.path.basename(s.path), s.start, s.end) for s in splits] == [
         ("0.log", None, None),
         ("1a.log", 0, 1000),
@@ -102,16 +111,14 @@ def test_large_entry_logs_and_journals_split_into_ranges_that_tile_the_file(book
         ("1a.log", 2000, 2500),
     ]
     journals = files.expand_paths(str(bookie / "journal"))
-    assert [(s.start, s.end) for s in files.plan_splits(journals[:1], "journal", 300)] == [(0, 300), (300, 600), (600, 700)]
+    assert [(s.start, s.end) for s in planned_ranges(journals[:1], "journal", 300)] == [(0, 300), (300, 600), (600, 700)]
     # Index files are small and read whole.
     index = files.expand_paths(str(bookie / "**" / "*.idx"))
-    assert [s.start for s in files.plan_splits(index, "index", 100)] == [None]
+    assert [s.start for s in planned_ranges(index, "index", 100)] == [None]
     # A file that vanished is planned whole; reading it gives a flagged row.
-    assert files.plan_splits([str(bookie / "gone.log")], "entrylog", 10) == [
-        files.FileSplit(str(bookie / "gone.log"), "entrylog")
-    ]
+    assert planned_ranges([str(bookie / "gone.log")], "entrylog", 10) == [files.FileSplit(str(bookie / "gone.log"), "entrylog")]
     with pytest.raises(ValueError, match="positive"):
-        files.plan_splits(logs, "entrylog", 0)
+        planned_ranges(logs, "entrylog", 0)
 
 
 @pytest.mark.parametrize(
@@ -194,13 +201,10 @@ def test_relative_paths_become_absolute(bookie, monkeypatch):
     ]
 
 
-def test_the_core_planner_follows_the_rules_written_here():
-    # plan_partitions packs with bkcodec's core planner (the JVM source's too); the
-    # Python statement of the rules (target_size, split_file, pack) must agree with it.
+def test_planned_ranges_tile_each_file_and_partitions_keep_path_order():
     import random
 
-    import bkcodec
-    from bkcodec_spark import files, planning
+    from bkcodec_spark import files
 
     rng = random.Random(29)
     for _ in range(300):
@@ -208,20 +212,23 @@ def test_the_core_planner_follows_the_rules_written_here():
         for i in range(rng.randrange(0, 12)):
             kind = rng.choice(["entrylog", "journal", "index"])
             size = rng.choice([None, 0, rng.randrange(1, 5000), rng.randrange(1, 1 << 18)])
-            split = files.FileSplit(f"/b/{i:03}.x", kind, size=size)
+            split = (f"/b/{i:03}.x", kind, None, None, size)
             if size and kind != "index" and rng.random() < 0.3:
                 start = rng.randrange(0, size)
-                split = files.FileSplit(split.path, kind, start, rng.randrange(start, size + 1), size)
+                split = (split[0], kind, start, rng.randrange(start, size + 1), size)
             splits.append(split)
-        split_size = rng.choice([1000, 4096, 1 << 20, 512 << 20])
-        min_partitions = rng.randrange(1, 9)
-        open_cost = rng.choice([0, 1, 1 << 10, 1 << 20])
-        target = planning.target_size(splits, split_size, min_partitions, open_cost)
-        python = planning.pack([p for s in splits for p in files.split_file(s, target)], target, open_cost)
-        core = bkcodec.plan_partitions(
-            [(s.path, s.kind, s.start, s.end, s.size) for s in splits],
-            split_size=split_size,
-            min_partitions=min_partitions,
-            open_cost=open_cost,
+        split_size = rng.choice([1, 1000, 4096, 1 << 20, 512 << 20])
+        groups = bkcodec.plan_partitions(
+            splits, split_size=split_size, min_partitions=rng.randrange(1, 9), open_cost=rng.choice([0, 1, 1 << 10, 1 << 20])
         )
-        assert [[(s.path, s.kind, s.start, s.end, s.size) for s in g] for g in python] == core
+        got = [s for g in groups for s in g]
+        assert all(groups), "no empty partition"
+        assert [s[0] for s in got] == sorted(s[0] for s in got), "path order"
+        for path, kind, start, end, size in splits:
+            parts = [s for s in got if s[0] == path]
+            if len(parts) == 1 and parts[0] == (path, kind, start, end, size):
+                continue  # read as given
+            assert kind != "index" and size, "only sized logs and journals are cut"
+            assert parts[0][2] == (start or 0) and parts[-1][3] == (size if end is None else end)
+            assert all(a[3] == b[2] for a, b in zip(parts, parts[1:])), "the ranges tile the file"
+            assert len(parts) <= 4096, "a file is cut into a bounded number of ranges"

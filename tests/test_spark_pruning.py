@@ -242,22 +242,24 @@ def test_named_kind_without_files_is_empty_with_a_warning(bookie):
     assert list(r.read(datasource.InputPartition(None))) == []  # Spark's stand-in partition
 
 
-def test_packing(tmp_path):
-    def split(name, size, start=None, end=None):
-        return files.FileSplit(name, "entrylog", start, end, size)
+def test_packing():
+    def pack(splits, split_size, min_partitions, open_cost):
+        groups = bkcodec.plan_partitions(splits, split_size=split_size, min_partitions=min_partitions, open_cost=open_cost)
+        return [[s[0] for s in g] for g in groups]
 
-    small = [split(f"{i}.log", 100) for i in range(10)]
-    # Path order kept, balanced, each group under the target.
-    groups = planning.pack(small, target=500, open_cost=100)
-    assert [s.path for g in groups for s in g] == [s.path for s in small]
-    assert [len(g) for g in groups] == [2, 2, 2, 2, 2]
-    assert [len(g) for g in planning.pack(small, target=1200, open_cost=100)] == [5, 5]
-    assert planning.pack([], target=10, open_cost=1) == []
-    # The target drops below splitSize to give every core a partition ...
-    assert planning.target_size(small, split_size=1 << 30, min_partitions=4, open_cost=100) == 500
-    # ... but never below one file's open cost.
-    assert planning.target_size(small, split_size=1 << 30, min_partitions=1000, open_cost=100) == 100
-    assert planning.target_size(small, split_size=300, min_partitions=1, open_cost=100) == 300
+    small = [(f"{i}.log", "entrylog", None, None, 100) for i in range(10)]
+    names = [s[0] for s in small]
+    # Path order kept, balanced, each group under the target; the target drops below
+    # splitSize (2000 bytes with open costs over 4 partitions: 500) to give every core
+    # a partition ...
+    groups = pack(small, 1 << 30, 4, 100)
+    assert [n for g in groups for n in g] == names and [len(g) for g in groups] == [2, 2, 2, 2, 2]
+    assert [len(g) for g in pack(small, 1200, 1, 100)] == [5, 5]
+    assert pack([], 10, 1, 1) == []
+    # ... but never below one file's open cost (one file a partition) ...
+    assert [len(g) for g in pack(small, 1 << 30, 1000, 100)] == [1] * 10
+    # ... and never above splitSize.
+    assert [len(g) for g in pack(small, 300, 1, 100)] == [1] * 10
 
 
 def test_many_small_logs_share_partitions_and_large_ones_split(tmp_path):

@@ -22,6 +22,10 @@ use crate::error::{Error, Result};
 
 /// What opening one more file costs, in bytes read.
 pub const DEFAULT_OPEN_COST: u64 = 1 << 20;
+/// Byte ranges one file is cut into at most, whatever `split_size` says: more gives
+/// no cluster more parallelism, each range walks up to `WARM_UP_BYTES` before its
+/// start, and a tiny `split_size` (`splitSize=1`) must not plan a split per byte.
+pub const MAX_RANGES_PER_FILE: u64 = 4096;
 
 /// A kind of bookie file a read takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -189,7 +193,7 @@ impl FileSplit {
 }
 
 /// `split` cut into byte ranges of at most `split_size` (entry logs and journals;
-/// index files are small and read whole).
+/// index files are small and read whole), and into [`MAX_RANGES_PER_FILE`] at most.
 pub fn split_file(split: &FileSplit, split_size: u64) -> Vec<FileSplit> {
     let Some(size) = split.size else { return vec![split.clone()] };
     if split.kind == ReadKind::Index || split_size == 0 {
@@ -197,6 +201,7 @@ pub fn split_file(split: &FileSplit, split_size: u64) -> Vec<FileSplit> {
     }
     let start = split.start.unwrap_or(0);
     let end = split.end.unwrap_or(size);
+    let split_size = split_size.max(end.saturating_sub(start).div_ceil(MAX_RANGES_PER_FILE));
     if end.saturating_sub(start) <= split_size {
         return vec![split.clone()];
     }
@@ -325,6 +330,14 @@ mod tests {
         let mut index = split("1.idx", 1000);
         index.kind = ReadKind::Index;
         assert_eq!(split_file(&index, 10).len(), 1);
+    }
+
+    #[test]
+    fn a_tiny_split_size_cuts_a_file_into_a_bounded_number_of_ranges() {
+        let parts = split_file(&split("0.log", 1 << 30), 1);
+        assert_eq!(parts.len() as u64, MAX_RANGES_PER_FILE);
+        assert_eq!((parts[0].start, parts.last().unwrap().end), (Some(0), Some(1 << 30)));
+        assert!(parts.windows(2).all(|w| w[0].end == w[1].start), "the ranges tile the file");
     }
 
     #[test]

@@ -68,7 +68,7 @@ __all__ = ["BookKeeperDataSource", "FilePartition", "ReadPlan", "parse_size"]
 # Four times Spark's own file sources' 128 MiB: each Python data source task costs
 # Spark 10 to 40 ms before it reads a byte (measured in local[2]; 2 to 5 times a JVM
 # task's cost), so fewer, longer tasks, while a large read still has a partition per
-# core (see planning.target_size). 673 MB of entry logs on 2 cores: 6 partitions to
+# core (see bkcodec.plan_partitions). 673 MB of entry logs on 2 cores: 6 partitions to
 # 2, a one-ledger read 0.26 to 0.17 s, a groupBy 0.49 to 0.39 s.
 DEFAULT_SPLIT_SIZE = 512 * 1024 * 1024
 _SIZE_SUFFIXES = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}

@@ -15,7 +15,7 @@ import json
 import os
 import re
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 import bkcodec
@@ -38,10 +38,8 @@ __all__ = [
     "list_files",
     "name_id_of",
     "open_split",
-    "plan_splits",
     "read_split",
     "reader_schema",
-    "split_file",
 ]
 
 ENTRY_LOG, JOURNAL, INDEX = "entrylog", "journal", "index"
@@ -463,29 +461,6 @@ def source(path: str, filesystem: tuple = ()):
         return path
     fs, key = remote_filesystem(path, filesystem)
     return fs.open_input_file(key)
-
-
-def plan_splits(files: list[str], kind: str, split_size: int) -> list[FileSplit]:
-    """One split per file, and byte ranges of at most `split_size` for large entry logs
-    and journals."""
-    if split_size <= 0:
-        raise ValueError(f"splitSize must be positive, not {split_size}")
-    splits = []
-    for path in files:
-        splits.extend(split_file(FileSplit(path, kind, size=file_size(path)), split_size))
-    return splits
-
-
-def split_file(split: FileSplit, split_size: int) -> list[FileSplit]:
-    """`split` cut into byte ranges of at most `split_size` (entry logs and journals,
-    whose readers take ranges; index files are small and read whole)."""
-    if split.kind == INDEX or split.size is None:
-        return [split]
-    start = 0 if split.start is None else split.start
-    end = split.size if split.end is None else split.end
-    if end - start <= split_size:
-        return [split]
-    return [replace(split, start=s, end=min(s + split_size, end)) for s in range(start, end, split_size)]
 
 
 def open_split(split: FileSplit, options: ReadOptions) -> bkcodec.RecordBatchReader:

@@ -23,7 +23,6 @@ entry logs and journals are cut into ranges of at most the target.
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Sequence
 
@@ -33,7 +32,7 @@ import pyarrow as pa
 from bkcodec_spark import files
 from bkcodec_spark.pushdown import Pushed
 
-__all__ = ["DEFAULT_OPEN_COST", "pack", "prune", "plan_partitions", "target_size"]
+__all__ = ["DEFAULT_OPEN_COST", "prune", "plan_partitions"]
 
 # What opening one more file costs, in bytes read (measured: a small entry log's
 # open, map and header take about as long as reading a few hundred KiB of it).
@@ -92,34 +91,6 @@ def prune(listing: files.Listing, pushed: Pushed, password: str = "") -> list[fi
     return splits
 
 
-def target_size(splits: Sequence[files.FileSplit], split_size: int, min_partitions: int, open_cost: int) -> int:
-    """Bytes per partition: `split_size`, or less so that there are at least
-    `min_partitions` (Spark's rule for its file sources)."""
-    total = sum(s.length + open_cost for s in splits)
-    return max(1, min(split_size, max(open_cost, math.ceil(total / max(1, min_partitions)))))
-
-
-def pack(splits: Sequence[files.FileSplit], target: int, open_cost: int) -> list[list[files.FileSplit]]:
-    """Consecutive splits grouped into partitions of about `target` bytes each
-    (counting `open_cost` per split), balanced, in the order given."""
-    if not splits:
-        return []
-    costs = [s.length + open_cost for s in splits]
-    total = sum(costs)
-    share = total / max(1, math.ceil(total / target))
-    groups: list[list[files.FileSplit]] = [[]]
-    group_cost = done = 0
-    for split, cost in zip(splits, costs):
-        # Close a group once it holds its share, or when this split would overflow it.
-        if groups[-1] and (done >= share * len(groups) or group_cost + cost > target):
-            groups.append([])
-            group_cost = 0
-        groups[-1].append(split)
-        group_cost += cost
-        done += cost
-    return groups
-
-
 def plan_partitions(
     listing: files.Listing,
     pushed: Pushed,
@@ -130,17 +101,11 @@ def plan_partitions(
     password: str = "",
 ) -> list[list[files.FileSplit]]:
     """The partitions of a read: pruned, then cut and packed by bkcodec's core planner
-    (`bkcodec.plan_partitions`, which the JVM source plans with too; `target_size`,
-    `files.split_file` and `pack` here say the same rules in Python)."""
+    (`bkcodec.plan_partitions`, which the JVM source plans with too)."""
     kept = prune(listing, pushed, password)
     if split_size <= 0:
         raise ValueError(f"splitSize must be positive, not {split_size}")
-    core = getattr(bkcodec, "plan_partitions", None)
-    if core is None:  # a bkcodec built before the core planner
-        target = target_size(kept, split_size, min_partitions, open_cost)
-        ranges = [part for split in kept for part in files.split_file(split, target)]
-        return pack(ranges, target, open_cost)
-    groups = core(
+    groups = bkcodec.plan_partitions(
         [(s.path, s.kind, s.start, s.end, s.size) for s in kept],
         split_size=split_size,
         min_partitions=min_partitions,
