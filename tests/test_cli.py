@@ -246,6 +246,18 @@ def test_verify_finds_exactly_the_planted_damage(sample):
         assert f" {d.ledger_id} " in line and f" {d.entry_id} " in line
 
 
+def test_verify_explains_each_not_indexed_state_it_shows(sample):
+    # The sample's scope-5 ledgers have no index file: the heading says so, and does
+    # not call them deleted ledgers awaiting garbage collection.
+    r = run_cli("verify", sample.root, "--metadata", sample.metadata_dir)
+    lines = r.stdout.splitlines()
+    at = lines.index("not indexed (informational):")
+    assert lines[at + 1] == "  no index file: no index file (.idx) for the ledger in this ledger directory"
+    assert "garbage collection" not in r.stdout
+    states = {u["ledger_state"] for u in run_json("verify", sample.root, "--metadata", sample.metadata_dir, expect=1)["unindexed"]}
+    assert states == {"no index file"}
+
+
 def test_verify_clean_directory_exits_0(clean_sample):
     report = run_json("verify", clean_sample.root, "--metadata", clean_sample.metadata_dir)
     assert report["clean"] is True and report["failures"] == []
