@@ -825,3 +825,36 @@ def test_demo_try_lines_run_in_a_fresh_shell(tmp_path):
         done = subprocess.run(shlex.split(line), capture_output=True, text=True, env=env, timeout=120)
         # The audit of the simulated cluster finds its planted data at risk: exit 1.
         assert done.returncode == (1 if " audit " in line else 0), (line, done.stderr)
+
+
+# ---- tables at 80 columns
+
+
+def test_tables_at_80_columns_split_no_number_or_word(sample):
+    env = dict(os.environ, COLUMNS="80")
+    for argv in (["inspect", sample.root], ["verify", sample.root], ["dump", sample.path("ledgers/current/1.log")]):
+        r = subprocess.run([sys.executable, "-m", "bkcodec", *map(str, argv)], capture_output=True, text=True, env=env, timeout=120)
+        assert r.returncode in (0, 1), r.stderr
+        # Table lines (columns apart by two blanks) fit; prose lines are the terminal's to wrap.
+        lines = [line for line in r.stdout.splitlines() if "  " in line.strip()]
+        assert lines and all(len(line) <= 80 for line in lines), "\n".join(line for line in lines if len(line) > 80)
+        words = set(r.stdout.split())
+        wide = subprocess.run([sys.executable, "-m", "bkcodec", *map(str, argv)], capture_output=True, text=True,
+                              env=dict(os.environ, COLUMNS="400"), timeout=120).stdout
+        # Every number and file size of the wide table is whole in the narrow one.
+        for word in ("131072", "53964", "57485", "journal", "57345", "torn_record:"):
+            if word in wide.split():
+                assert word in words, (argv, word)
+    inspect = subprocess.run([sys.executable, "-m", "bkcodec", "inspect", str(sample.root)], capture_output=True,
+                             text=True, env=env, timeout=120).stdout
+    # Columns that do not fit come under their row, not cut.
+    assert any(
+        line.startswith("    ") and line.endswith("notes: explicit_lac 1, fence 1, ledger_key 6") for line in inspect.splitlines()
+    ), inspect
+    dump = subprocess.run([sys.executable, "-m", "bkcodec", "dump", str(sample.path("ledgers/current/1.log"))],
+                          capture_output=True, text=True, env=env, timeout=120).stdout.splitlines()
+    # The torn record's error continues under its row, wrapped at blanks.
+    at = next(i for i, line in enumerate(dump) if line.lstrip().startswith("57345"))
+    assert "torn_record: record runs past the end of the file (140 bytes)" in " ".join(
+        line.strip() for line in dump[at : at + 3]
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -154,7 +155,13 @@ def _cell(col: str, value: Any, payload_mode: str, full: bool) -> str:
 
 
 class TableWriter:
-    """Aligned text columns, the header printed once (widths grow as needed)."""
+    """Aligned text columns, the header printed once (widths grow as needed).
+
+    At a limited width (a terminal, or COLUMNS) rows fit it without splitting a
+    number or a word: a payload preview is cut to what fits (on a byte, marked
+    `...`, left out when under 8 characters fit), and an error that does not fit
+    continues on the lines below, wrapped at blanks and indented under its column
+    (by 4 when the column starts too far right). Columns before them are never cut."""
 
     def __init__(self, out: Output) -> None:
         self.out = out
@@ -179,14 +186,45 @@ class TableWriter:
         right = {"offset", "scope_id", "ledger_id", "entry_id", "last_add_confirmed", "length", "record_size", "log_id", "location"}
         parts = []
         assert self.columns is not None
+        limit = self.out.width
+        below: list[str] = []
+        used = -2
         for i, (c, cell) in enumerate(zip(self.columns, cells)):
-            if i == len(cells) - 1:
+            last = i == len(cells) - 1
+            width = self.widths[i]
+            if limit is not None and c == "payload":
+                # What fits, with room for the blanks before the error column.
+                width = min(width, max(limit - used - 2 - (0 if last else 2), 0))
+                cell = _cut_payload(cell, width) if width >= 8 else ""
+                width = len(cell) if width < 8 else width
+            if limit is not None and last and c == "error" and used + 2 + len(cell) > limit and cell:
+                start = used + 2 if limit - used - 2 >= 20 else 4
+                lines = textwrap.wrap(cell, width=max(limit - start, 1), break_long_words=False, break_on_hyphens=False)
+                if start == used + 2:
+                    cell, below = lines[0], [" " * start + line for line in lines[1:]]
+                else:
+                    cell, below = "", [" " * start + line for line in lines]
+            if last:
                 parts.append(cell)
             elif c in right:
-                parts.append(cell.rjust(self.widths[i]))
+                parts.append(cell.rjust(width))
             else:
-                parts.append(cell.ljust(self.widths[i]))
-        self.out.stdout.write("  ".join(parts).rstrip() + "\n")
+                parts.append(cell.ljust(width))
+            used += 2 + len(parts[-1])
+        self.out.stdout.write("".join(line.rstrip() + "\n" for line in ["  ".join(parts), *below]))
+
+
+def _cut_payload(text: str, room: int) -> str:
+    """A payload preview in at most `room` characters: whole bytes (hex pairs, base64
+    quads) and `...`, or nothing when fewer than 8 characters fit."""
+    if len(text) <= room:
+        return text
+    if room < 8:
+        return ""
+    body = text[:-3] if text.endswith("...") else text
+    keep = room - 3
+    keep -= keep % (4 if len(body) % 4 == 0 and not all(ch in "0123456789abcdef" for ch in body) else 2)
+    return body[:keep] + "..."
 
 
 def _dumped_files(args: argparse.Namespace) -> list[BookieFile]:
