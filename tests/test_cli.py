@@ -827,7 +827,7 @@ def test_demo_try_lines_run_in_a_fresh_shell(tmp_path):
         assert done.returncode == (1 if " audit " in line else 0), (line, done.stderr)
 
 
-# ---- tables at 80 columns
+# ---- tables at 80 columns; exit codes of dump and export
 
 
 def test_tables_at_80_columns_split_no_number_or_word(sample):
@@ -858,3 +858,26 @@ def test_tables_at_80_columns_split_no_number_or_word(sample):
     assert "torn_record: record runs past the end of the file (140 bytes)" in " ".join(
         line.strip() for line in dump[at : at + 3]
     )
+
+
+def test_dump_exits_1_when_it_prints_damage(sample, clean_sample):
+    assert run_cli("dump", sample.path("ledgers/current/1.log"), "--payload", "none").returncode == 1
+    assert run_cli("dump", sample.path("ledgers/current/0.log"), "--payload", "none", "--json").returncode == 1
+    # Only what is printed counts: the clean rows of a damaged file, and a clean bookie.
+    assert run_cli("dump", sample.path("ledgers/current/0.log"), "--ledger", "2", "--payload", "none").returncode == 0
+    assert run_cli("dump", clean_sample.root, "--payload", "none").returncode == 0
+
+
+def test_export_exits_1_when_it_writes_damage(sample, clean_sample, tmp_path):
+    r = run_cli("export", sample.root, "--to", tmp_path / "damaged.parquet")
+    assert r.returncode == 1 and (tmp_path / "damaged.parquet").is_file()
+    assert run_cli("export", clean_sample.root, "--to", tmp_path / "clean.parquet").returncode == 0
+
+
+@pytest.mark.parametrize("command", ["dump", "export", "verify"])
+def test_help_says_what_each_exit_code_means(command):
+    r = run_cli(command, "--help")
+    assert r.returncode == 0
+    text = r.stdout[r.stdout.index("exit codes:") :]
+    for code in ("0  done, nothing damaged", "1  damage found: ", "2  usage error, or a file that could not be read"):
+        assert code in text, text

@@ -12,7 +12,7 @@ from typing import Any
 from .. import BookKeeperFormatError
 from ..paths import display_text, path_text
 from .discover import ENTRY_LOG, INDEX, JOURNAL, BookieFile, discover, find_bookie_files
-from .errors import EXIT_OK, EXIT_UNREADABLE, CliError, unreadable_reason
+from .errors import EXIT_CODES_HELP, CliError, HelpFormatter, exit_code, unreadable_reason
 from .output import Output, encode_payload, to_json
 from .ranges import add_ledger_option, mask, non_negative, parse_offset_range, parse_spans
 from .readers import add_digest_options, batches_with_progress, digest_options, file_size, open_reader
@@ -35,7 +35,10 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         "records are read (entry logs only: entries still only in the journal are not "
         "there); --scan reads every file instead. A file that cannot be read at all (a "
         "wrecked header, permissions) is one row with its error and the others are still "
-        "dumped; an unreadable one makes the exit code 2.",
+        "dumped.",
+        epilog=EXIT_CODES_HELP.format(findings="a printed row is damage: an error (a damaged span, a failed "
+                                      "digest, a file whose header is wrecked, an index entry that leads nowhere)"),
+        formatter_class=HelpFormatter,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="entry logs, journals, index files, or directories of them")
     add_ledger_option(p)
@@ -280,7 +283,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     table = TableWriter(out)
     left = args.limit
     total = sum(file_size(f) for f in files)
-    unreadable = False
+    unreadable = damage = False
     with out.progress("dumping", total) as task:
         base = 0
         for f in files:
@@ -307,13 +310,14 @@ def run(args: argparse.Namespace, out: Output) -> int:
                         batch = batch.slice(0, left)
                         left -= batch.num_rows
                     if batch.num_rows:
-                        _print_batch(out, table, batch, path_text(f.path), args)
+                        damage = _print_batch(out, table, batch, path_text(f.path), args) or damage
                     if left is not None and left <= 0:
                         break
             except BookKeeperFormatError as err:
                 # A file unreadable as a whole (a wrecked header) is one flagged row, like
                 # damage inside a file; the files after it are still dumped.
                 _print_unreadable(out, path_text(f.path), err)
+                damage = True
                 if left is not None:
                     left -= 1
             except _Unreadable as err:
@@ -324,7 +328,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
                     left -= 1
             base += file_size(f)
             task.update(completed=base)
-    return EXIT_UNREADABLE if unreadable else EXIT_OK
+    return exit_code(damage=damage, unreadable=unreadable)
 
 
 def _print_unreadable(out: Output, path: str, err: Exception) -> None:
@@ -376,7 +380,7 @@ def run_indexed(args: argparse.Namespace, out: Output, found: Any) -> int:
     logs = sorted(wanted, key=lambda f: str(f.path))
     if not logs and not problems:
         print("bkcodec: the index holds no entries of the requested ledgers (--scan reads every file)", file=sys.stderr)
-    unreadable = False
+    unreadable = damage = False
     for log in logs:
         if left is not None and left <= 0:
             break
@@ -404,7 +408,7 @@ def run_indexed(args: argparse.Namespace, out: Output, found: Any) -> int:
                         batch = batch.slice(0, left)
                         left -= batch.num_rows
                     if batch.num_rows:
-                        _print_batch(out, table, batch, path_text(log.path), args)
+                        damage = _print_batch(out, table, batch, path_text(log.path), args) or damage
         except _Unreadable as err:
             _print_not_read(out, log, err.err)
             unreadable = True
@@ -414,7 +418,7 @@ def run_indexed(args: argparse.Namespace, out: Output, found: Any) -> int:
                 problems.append(dict(r, file=path_text(log.path), error=f"no entry at offset {r['offset']} (location {loc})"))
     for p in problems:
         _print_problem(out, p, args)
-    return EXIT_UNREADABLE if unreadable else EXIT_OK
+    return exit_code(damage=damage or bool(problems), unreadable=unreadable)
 
 
 def _print_problem(out: Output, p: dict[str, Any], args: argparse.Namespace) -> None:
@@ -430,21 +434,34 @@ def _print_problem(out: Output, p: dict[str, Any], args: argparse.Namespace) -> 
             out.write_line(f"{where}: ledger {row['ledger_id']} entry {row['entry_id']}: {row['error']}")
 
 
-def _print_batch(out: Output, table: TableWriter, batch, path: str, args: argparse.Namespace) -> None:
+def _is_damage(batch) -> bool:
+    """Whether a printed batch holds damage: a row with an error or a failed digest."""
+    import pyarrow.compute as pc
+
+    names = batch.schema.names
+    if "error" in names and batch.column("error").null_count < batch.num_rows:
+        return True
+    return "digest_ok" in names and not pc.all(pc.fill_null(batch.column("digest_ok"), True)).as_py()
+
+
+def _print_batch(out: Output, table: TableWriter, batch, path: str, args: argparse.Namespace) -> bool:
+    """Prints the batch; whether it holds damage (see `_is_damage`)."""
+    damage = _is_damage(batch)
     rows = batch.to_pylist()
     if out.json_mode:
         write = out.stdout.write
         for row in rows:
             write(to_json(_json_row(row, path, args.payload)))
             write("\n")
-        return
+        return damage
     names = set(batch.schema.names)
     if "record_size" not in names:  # an index file's rows
         table.rows(list(_INDEX_COLUMNS), [[_cell(c, r.get(c), args.payload, args.full) for c in _INDEX_COLUMNS] for r in rows])
-        return
+        return damage
     columns = [c for c in _COLUMNS if c in names and c not in _TABLE_SKIP]
     if args.payload == "none" and "payload" in columns:
         columns.remove("payload")
     if "error" not in columns:
         columns.append("error")
     table.rows(columns, [[_cell(c, r.get(c), args.payload, args.full) for c in columns] for r in rows])
+    return damage

@@ -13,7 +13,7 @@ from .. import output_target
 from ..bookie import aligned_batch, merged_schema, unreadable_batch
 from ..paths import path_text
 from .discover import ENTRY_LOG, JOURNAL, BookieFile, find_bookie_files
-from .errors import EXIT_OK, EXIT_UNREADABLE, CliError, unreadable_reason
+from .errors import EXIT_CODES_HELP, CliError, HelpFormatter, exit_code, unreadable_reason
 from .output import Output
 from .ranges import LedgerSelection, add_ledger_option
 from .readers import (
@@ -41,7 +41,10 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         "(a name that is not UTF-8 with its other bytes as \\xNN, backslashes doubled). "
         "With --ledger only those ledgers' rows are written, and the damaged spans whose "
         "ledger cannot be told (they may hold them). A file that cannot be read is one row "
-        "with error_kind unreadable, the others are still exported, and the exit code is 2.",
+        "with error_kind unreadable, the others are still exported.",
+        epilog=EXIT_CODES_HELP.format(findings="a written row has an error (a damaged span or a failed digest); "
+                                      "the output is still written"),
+        formatter_class=HelpFormatter,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="entry logs, journals, or bookie directories")
     p.add_argument("--to", required=True, type=Path, metavar="OUT", help="out.parquet, out.arrow, or a directory")
@@ -170,7 +173,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
         out.json(result)
     else:
         print_result(out, result)
-    return EXIT_UNREADABLE if result["unreadable"] else EXIT_OK
+    damaged = result["rows_with_errors"] - len(result["unreadable"])
+    return exit_code(damage=damaged > 0, unreadable=bool(result["unreadable"]))
 
 
 def export_files(

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..paths import path_text
 from .discover import ENTRY_LOG, INDEX, JOURNAL, LAST_ID, LAST_MARK, BookieFile, discover, journal_marks
-from .errors import exit_code, unreadable_reason
+from .errors import EXIT_CODES_HELP, HelpFormatter, exit_code, unreadable_reason
 from .output import Output
 from .readers import (
     DigestOptions,
@@ -55,6 +55,9 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         "spans whose ledger cannot be told are still listed, as they may hold them. "
         "Exit codes: 0 clean, 1 damage found, 2 usage or I/O error (or, with no damage "
         "found, something unreadable).",
+        epilog=EXIT_CODES_HELP.format(findings="a failed digest, a damaged span, an index entry that does not "
+                                      "match the logs (with --strict, unchecked entries too)"),
+        formatter_class=HelpFormatter,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or bookie directories")
     p.add_argument(
