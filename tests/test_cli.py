@@ -16,6 +16,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from collections import Counter, defaultdict
@@ -827,7 +828,7 @@ def test_demo_try_lines_run_in_a_fresh_shell(tmp_path):
         assert done.returncode == (1 if " audit " in line else 0), (line, done.stderr)
 
 
-# ---- tables at 80 columns; exit codes of dump and export
+# ---- tables at 80 columns; exit codes of dump and export; an interrupted export
 
 
 def test_tables_at_80_columns_split_no_number_or_word(sample):
@@ -881,3 +882,34 @@ def test_help_says_what_each_exit_code_means(command):
     text = r.stdout[r.stdout.index("exit codes:") :]
     for code in ("0  done, nothing damaged", "1  damage found: ", "2  usage error, or a file that could not be read"):
         assert code in text, text
+
+
+def test_sigterm_during_export_leaves_no_output(tmp_path):
+    current = tmp_path / "bookie" / "ledgers" / "current"
+    current.mkdir(parents=True)
+    payload = bytes(range(256)) * 16
+    with bkcodec.EntryLogWriter(current / "0.log") as w:
+        for i in range(2000):
+            w.add_entry(bkcodec.encode_entry(1, i, i - 1, 4096 * (i + 1), payload, digest_type="crc32c"))
+    for n in range(1, 60):  # enough files that the export is still writing when the signal comes
+        shutil.copy(current / "0.log", current / f"{n:x}.log")
+    target = tmp_path / "out.parquet"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bkcodec", "export", str(tmp_path / "bookie"), "--to", str(target)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    partial = tmp_path / f".out.parquet.partial-{proc.pid}"
+    for _ in range(600):
+        if partial.exists() or proc.poll() is not None:
+            break
+        import time
+
+        time.sleep(0.05)
+    assert partial.exists(), "the export wrote nothing under its temporary name"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bookie"]
