@@ -165,7 +165,7 @@ def test_dump_ranges_reach_the_ends_of_64_bits(sample):
     assert run_cli("dump", sample.root, "--ledger", "9223372036854775807").returncode == 0
     bounded = run_cli("dump", sample.root, "--entry", "0:9223372036854775808", "--json")
     unbounded = run_cli("dump", sample.root, "--entry", "0:", "--json")
-    assert bounded.returncode == unbounded.returncode == 0
+    assert bounded.returncode == unbounded.returncode == 1  # the sample holds damage
     assert bounded.stdout == unbounded.stdout and bounded.stdout.count("\n") > 50
 
 
@@ -356,7 +356,7 @@ def library_rows(path: Path, **kw) -> list[dict]:
 def test_dump_filters_by_ledger_and_entry(sample):
     log = sample.path("ledgers/current/0.log")
     r = run_cli("dump", log, "--ledger", "1", "--entry", "2:5", "--json", "--payload", "base64", "--metadata", sample.metadata_dir)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # entry 3's digest fails
     rows = [json.loads(line) for line in r.stdout.splitlines()]
     assert [(x["ledger_id"], x["entry_id"]) for x in rows] == [(1, 2), (1, 3), (1, 4)]
     assert [x["digest_ok"] for x in rows] == [True, False, True]  # entry 3 carries the flipped byte
@@ -412,7 +412,7 @@ def test_dump_journal_records(sample):
 
 def test_export_parquet_round_trips(sample, tmp_path):
     out = tmp_path / "entries.parquet"
-    result = run_json("export", sample.root, "--to", out, "--metadata", sample.metadata_dir)
+    result = run_json("export", sample.root, "--to", out, "--metadata", sample.metadata_dir, expect=1)
     table = pq.read_table(out)
     assert result["rows"] == table.num_rows and result["files"] == 3 and result["rows_with_errors"] == 2
     assert table.schema.names[:2] == ["file", "file_kind"] and table.schema.names[-1] == "error"
@@ -428,7 +428,7 @@ def test_export_parquet_round_trips(sample, tmp_path):
 
 def test_export_partitioned_by_ledger(sample, tmp_path):
     out = tmp_path / "by-ledger"
-    run_json("export", sample.path("ledgers/current/0.log"), "--to", out, "--partition-by", "ledger")
+    run_json("export", sample.path("ledgers/current/0.log"), "--to", out, "--partition-by", "ledger", expect=1)
     assert sorted(p.name for p in out.iterdir()) == [f"ledger_id={i}" for i in (1, 2, 3, 4, 7, 8)]
     table = ds.dataset(out, partitioning="hive").to_table()
     counts = Counter(table.column("ledger_id").to_pylist())
@@ -747,7 +747,7 @@ def test_verify_checks_only_the_selected_ledgers(sample):
 
 def test_export_writes_only_the_selected_ledgers(sample, tmp_path):
     out = tmp_path / "l.parquet"
-    result = run_json("export", sample.ledger_dir, "--to", out, "--ledger", f"1,{scoped_name(5, 8)}")
+    result = run_json("export", sample.ledger_dir, "--to", out, "--ledger", f"1,{scoped_name(5, 8)}", expect=1)
     table = pq.read_table(out)
     assert result["rows"] == table.num_rows
     ids = Counter(zip(table.column("scope_id").to_pylist(), table.column("ledger_id").to_pylist()))
@@ -801,7 +801,7 @@ def test_dump_goes_on_past_an_unreadable_file(sample, tmp_path):
     assert len(wrecked) == 1 and "index signature" in wrecked[0]["error"] and wrecked[0]["offset"] == 0
     assert {Path(x["file"]).name for x in rows} >= {"0.log", "1.log", "2.idx", "4.idx"}
     r = run_cli("dump", current / "0" / "1" / "1.idx")
-    assert r.returncode == 0 and r.stdout.startswith("error: corrupt: index signature")
+    assert r.returncode == 1 and r.stdout.startswith("error: corrupt: index signature")
 
 
 def test_metadata_dir_without_ledger_names_says_what_it_skipped(sample, tmp_path):
@@ -824,8 +824,9 @@ def test_demo_try_lines_run_in_a_fresh_shell(tmp_path):
     assert len(suggested) == 5
     for line in suggested:
         done = subprocess.run(shlex.split(line), capture_output=True, text=True, env=env, timeout=120)
-        # The audit of the simulated cluster finds its planted data at risk: exit 1.
-        assert done.returncode == (1 if " audit " in line else 0), (line, done.stderr)
+        # The audit of the simulated cluster finds its planted data at risk, and a dump
+        # that prints the sample's failed digest finds damage: exit 1.
+        assert done.returncode == (1 if " audit " in line or " FAIL " in done.stdout else 0), (line, done.stderr)
 
 
 # ---- tables at 80 columns; exit codes of dump and export; an interrupted export
