@@ -16,6 +16,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from collections import Counter, defaultdict
@@ -164,7 +165,7 @@ def test_dump_ranges_reach_the_ends_of_64_bits(sample):
     assert run_cli("dump", sample.root, "--ledger", "9223372036854775807").returncode == 0
     bounded = run_cli("dump", sample.root, "--entry", "0:9223372036854775808", "--json")
     unbounded = run_cli("dump", sample.root, "--entry", "0:", "--json")
-    assert bounded.returncode == unbounded.returncode == 0
+    assert bounded.returncode == unbounded.returncode == 1  # the sample holds damage
     assert bounded.stdout == unbounded.stdout and bounded.stdout.count("\n") > 50
 
 
@@ -244,6 +245,18 @@ def test_verify_finds_exactly_the_planted_damage(sample):
     for d in sample.damage:
         line = next(ln for ln in r.stdout.splitlines() if d.file in ln and f" {d.offset} " in ln)
         assert f" {d.ledger_id} " in line and f" {d.entry_id} " in line
+
+
+def test_verify_explains_each_not_indexed_state_it_shows(sample):
+    # The sample's scope-5 ledgers have no index file: the heading says so, and does
+    # not call them deleted ledgers awaiting garbage collection.
+    r = run_cli("verify", sample.root, "--metadata", sample.metadata_dir)
+    lines = r.stdout.splitlines()
+    at = lines.index("not indexed (informational):")
+    assert lines[at + 1] == "  no index file: no index file (.idx) for the ledger in this ledger directory"
+    assert "garbage collection" not in r.stdout
+    states = {u["ledger_state"] for u in run_json("verify", sample.root, "--metadata", sample.metadata_dir, expect=1)["unindexed"]}
+    assert states == {"no index file"}
 
 
 def test_verify_clean_directory_exits_0(clean_sample):
@@ -343,7 +356,7 @@ def library_rows(path: Path, **kw) -> list[dict]:
 def test_dump_filters_by_ledger_and_entry(sample):
     log = sample.path("ledgers/current/0.log")
     r = run_cli("dump", log, "--ledger", "1", "--entry", "2:5", "--json", "--payload", "base64", "--metadata", sample.metadata_dir)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # entry 3's digest fails
     rows = [json.loads(line) for line in r.stdout.splitlines()]
     assert [(x["ledger_id"], x["entry_id"]) for x in rows] == [(1, 2), (1, 3), (1, 4)]
     assert [x["digest_ok"] for x in rows] == [True, False, True]  # entry 3 carries the flipped byte
@@ -399,7 +412,7 @@ def test_dump_journal_records(sample):
 
 def test_export_parquet_round_trips(sample, tmp_path):
     out = tmp_path / "entries.parquet"
-    result = run_json("export", sample.root, "--to", out, "--metadata", sample.metadata_dir)
+    result = run_json("export", sample.root, "--to", out, "--metadata", sample.metadata_dir, expect=1)
     table = pq.read_table(out)
     assert result["rows"] == table.num_rows and result["files"] == 3 and result["rows_with_errors"] == 2
     assert table.schema.names[:2] == ["file", "file_kind"] and table.schema.names[-1] == "error"
@@ -415,7 +428,7 @@ def test_export_parquet_round_trips(sample, tmp_path):
 
 def test_export_partitioned_by_ledger(sample, tmp_path):
     out = tmp_path / "by-ledger"
-    run_json("export", sample.path("ledgers/current/0.log"), "--to", out, "--partition-by", "ledger")
+    run_json("export", sample.path("ledgers/current/0.log"), "--to", out, "--partition-by", "ledger", expect=1)
     assert sorted(p.name for p in out.iterdir()) == [f"ledger_id={i}" for i in (1, 2, 3, 4, 7, 8)]
     table = ds.dataset(out, partitioning="hive").to_table()
     counts = Counter(table.column("ledger_id").to_pylist())
@@ -734,7 +747,7 @@ def test_verify_checks_only_the_selected_ledgers(sample):
 
 def test_export_writes_only_the_selected_ledgers(sample, tmp_path):
     out = tmp_path / "l.parquet"
-    result = run_json("export", sample.ledger_dir, "--to", out, "--ledger", f"1,{scoped_name(5, 8)}")
+    result = run_json("export", sample.ledger_dir, "--to", out, "--ledger", f"1,{scoped_name(5, 8)}", expect=1)
     table = pq.read_table(out)
     assert result["rows"] == table.num_rows
     ids = Counter(zip(table.column("scope_id").to_pylist(), table.column("ledger_id").to_pylist()))
@@ -788,7 +801,7 @@ def test_dump_goes_on_past_an_unreadable_file(sample, tmp_path):
     assert len(wrecked) == 1 and "index signature" in wrecked[0]["error"] and wrecked[0]["offset"] == 0
     assert {Path(x["file"]).name for x in rows} >= {"0.log", "1.log", "2.idx", "4.idx"}
     r = run_cli("dump", current / "0" / "1" / "1.idx")
-    assert r.returncode == 0 and r.stdout.startswith("error: corrupt: index signature")
+    assert r.returncode == 1 and r.stdout.startswith("error: corrupt: index signature")
 
 
 def test_metadata_dir_without_ledger_names_says_what_it_skipped(sample, tmp_path):
@@ -811,5 +824,93 @@ def test_demo_try_lines_run_in_a_fresh_shell(tmp_path):
     assert len(suggested) == 5
     for line in suggested:
         done = subprocess.run(shlex.split(line), capture_output=True, text=True, env=env, timeout=120)
-        # The audit of the simulated cluster finds its planted data at risk: exit 1.
-        assert done.returncode == (1 if " audit " in line else 0), (line, done.stderr)
+        # The audit of the simulated cluster finds its planted data at risk, and a dump
+        # that prints the sample's failed digest finds damage: exit 1.
+        assert done.returncode == (1 if " audit " in line or " FAIL " in done.stdout else 0), (line, done.stderr)
+
+
+# ---- tables at 80 columns; exit codes of dump and export; an interrupted export
+
+
+def test_tables_at_80_columns_split_no_number_or_word(sample):
+    env = dict(os.environ, COLUMNS="80")
+    for argv in (["inspect", sample.root], ["verify", sample.root], ["dump", sample.path("ledgers/current/1.log")]):
+        r = subprocess.run([sys.executable, "-m", "bkcodec", *map(str, argv)], capture_output=True, text=True, env=env, timeout=120)
+        assert r.returncode in (0, 1), r.stderr
+        # Table lines (columns apart by two blanks) fit; prose lines are the terminal's to wrap.
+        lines = [line for line in r.stdout.splitlines() if "  " in line.strip()]
+        assert lines and all(len(line) <= 80 for line in lines), "\n".join(line for line in lines if len(line) > 80)
+        words = set(r.stdout.split())
+        wide = subprocess.run([sys.executable, "-m", "bkcodec", *map(str, argv)], capture_output=True, text=True,
+                              env=dict(os.environ, COLUMNS="400"), timeout=120).stdout
+        # Every number and file size of the wide table is whole in the narrow one.
+        for word in ("131072", "53964", "57485", "journal", "57345", "torn_record:"):
+            if word in wide.split():
+                assert word in words, (argv, word)
+    inspect = subprocess.run([sys.executable, "-m", "bkcodec", "inspect", str(sample.root)], capture_output=True,
+                             text=True, env=env, timeout=120).stdout
+    # Columns that do not fit come under their row, not cut.
+    assert any(
+        line.startswith("    ") and line.endswith("notes: explicit_lac 1, fence 1, ledger_key 6") for line in inspect.splitlines()
+    ), inspect
+    dump = subprocess.run([sys.executable, "-m", "bkcodec", "dump", str(sample.path("ledgers/current/1.log"))],
+                          capture_output=True, text=True, env=env, timeout=120).stdout.splitlines()
+    # The torn record's error continues under its row, wrapped at blanks.
+    at = next(i for i, line in enumerate(dump) if line.lstrip().startswith("57345"))
+    assert "torn_record: record runs past the end of the file (140 bytes)" in " ".join(
+        line.strip() for line in dump[at : at + 3]
+    )
+
+
+def test_dump_exits_1_when_it_prints_damage(sample, clean_sample):
+    assert run_cli("dump", sample.path("ledgers/current/1.log"), "--payload", "none").returncode == 1
+    assert run_cli("dump", sample.path("ledgers/current/0.log"), "--payload", "none", "--json").returncode == 1
+    # Only what is printed counts: the clean rows of a damaged file, and a clean bookie.
+    assert run_cli("dump", sample.path("ledgers/current/0.log"), "--ledger", "2", "--payload", "none").returncode == 0
+    assert run_cli("dump", clean_sample.root, "--payload", "none").returncode == 0
+
+
+def test_export_exits_1_when_it_writes_damage(sample, clean_sample, tmp_path):
+    r = run_cli("export", sample.root, "--to", tmp_path / "damaged.parquet")
+    assert r.returncode == 1 and (tmp_path / "damaged.parquet").is_file()
+    assert run_cli("export", clean_sample.root, "--to", tmp_path / "clean.parquet").returncode == 0
+
+
+@pytest.mark.parametrize("command", ["dump", "export", "verify"])
+def test_help_says_what_each_exit_code_means(command):
+    r = run_cli(command, "--help")
+    assert r.returncode == 0
+    text = r.stdout[r.stdout.index("exit codes:") :]
+    for code in ("0  done, nothing damaged", "1  damage found: ", "2  usage error, or a file that could not be read"):
+        assert code in text, text
+
+
+def test_sigterm_during_export_leaves_no_output(tmp_path):
+    current = tmp_path / "bookie" / "ledgers" / "current"
+    current.mkdir(parents=True)
+    payload = bytes(range(256)) * 16
+    with bkcodec.EntryLogWriter(current / "0.log") as w:
+        for i in range(2000):
+            w.add_entry(bkcodec.encode_entry(1, i, i - 1, 4096 * (i + 1), payload, digest_type="crc32c"))
+    for n in range(1, 60):  # enough files that the export is still writing when the signal comes
+        shutil.copy(current / "0.log", current / f"{n:x}.log")
+    target = tmp_path / "out.parquet"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bkcodec", "export", str(tmp_path / "bookie"), "--to", str(target)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    partial = tmp_path / f".out.parquet.partial-{proc.pid}"
+    for _ in range(600):
+        if partial.exists() or proc.poll() is not None:
+            break
+        import time
+
+        time.sleep(0.05)
+    assert partial.exists(), "the export wrote nothing under its temporary name"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bookie"]

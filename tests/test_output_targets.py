@@ -88,15 +88,15 @@ def test_rebuild_index_refuses_targets_inside_the_bookie_through_dots_and_links(
 
 def test_overwrite_replaces_a_previous_export_and_nothing_else(bookie, tmp_path):
     out = tmp_path / "rows.parquet"
-    assert run_cli("export", bookie, "--to", out).returncode == 0
+    assert run_cli("export", bookie, "--to", out).returncode == 1  # the sample holds damage
     assert pq.read_schema(out).metadata[b"bkcodec.output"] == b"export"
     first = out.stat().st_mtime_ns
-    assert run_cli("export", bookie, "--to", out, "--overwrite").returncode == 0
+    assert run_cli("export", bookie, "--to", out, "--overwrite").returncode == 1
     assert out.stat().st_mtime_ns >= first and pq.read_table(out).num_rows > 0
 
     dataset = tmp_path / "by-ledger"
-    assert run_cli("export", bookie, "--to", dataset, "--partition-by", "ledger").returncode == 0
-    assert run_cli("export", bookie, "--to", dataset, "--partition-by", "ledger", "--overwrite").returncode == 0
+    assert run_cli("export", bookie, "--to", dataset, "--partition-by", "ledger").returncode == 1
+    assert run_cli("export", bookie, "--to", dataset, "--partition-by", "ledger", "--overwrite").returncode == 1
 
     # A file of the user's, a Parquet file bkcodec did not write, a directory holding
     # anything else: kept, and the command refuses.

@@ -97,3 +97,22 @@ def test_db_ledger_storage_directory_leaves_the_rocksdb_databases_out(spark, tmp
     assert got == read_bookie_rows(root)
     assert not {r["file"] for r in got} & {str(p) for p in wal}
     assert {r["file_kind"] for r in got} == {"entry_log", "journal"}
+
+
+def test_each_left_out_write_ahead_log_is_warned_of_once(tmp_path_factory):
+    # Spark calls schema() and reader() (in two Python workers); together they warn once per file.
+    pytest.importorskip("rocksdict", reason="DbLedgerStorage test bookies need rocksdict (bkcodec[rocksdb])")
+    from db_bookie import make_db_bookie
+
+    from bkcodec_spark.datasource import BookKeeperDataSource
+
+    root = tmp_path_factory.mktemp("db-warn") / "bookie"
+    make_db_bookie(root, separate_index_dirs=False, use_ldb=False)
+    wal = sorted(str(p) for p in root.rglob("*.log") if bkcodec.file_kind(p).kind != "entry_log")
+    assert wal
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        source = BookKeeperDataSource({"path": str(root), "password": PASSWORD, "payload": "none"})
+        source.reader(source.schema())
+    warned = [str(w.message) for w in caught if issubclass(w.category, files.NoFilesWarning)]
+    assert sorted(m.split()[1].rstrip(":") for m in warned) == wal, warned

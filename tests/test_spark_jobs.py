@@ -204,3 +204,32 @@ def test_the_shared_session_starts_as_the_jobs_do(spark):
     for key, value in session_conf().items():
         assert conf.get(key) == value
     assert spark.range(5).mapInArrow(lambda batches: batches, "id long").count() == 5
+
+
+@pytest.mark.spark
+def test_session_helper_runs_workers_on_this_interpreter_and_registers_the_source(tmp_path):
+    # As a newcomer runs it: .venv/bin/python, nothing activated, no PYSPARK_PYTHON,
+    # and a `python3` on PATH without bkcodec.
+    from bkcodec.sample import make_bookie_dir
+
+    sample = make_bookie_dir(tmp_path / "bookie", torn_tail=False, flip_payload_byte=False, entries_per_ledger=4)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if not p.startswith(sys.prefix))
+    code = (
+        "import bkcodec_spark\n"
+        "spark = bkcodec_spark.session(master='local[1]')\n"
+        f"print(spark.read.format('bookkeeper').option('payload', 'none').load({str(sample.path('ledgers/current/0.log'))!r}).count())\n"
+        "spark.stop()\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.split()[-1] == str(sample.files["ledgers/current/0.log"]["entries"])
+
+
+def test_errors_of_a_worker_without_bkcodec_name_the_fix():
+    from bkcodec_spark.session import FIX_WORKER_PYTHON, explain
+
+    assert explain(Exception("[DATA_SOURCE_NOT_FOUND] Failed to find the data source: bookkeeper.")) == FIX_WORKER_PYTHON
+    assert explain(Exception("...\nModuleNotFoundError: No module named 'pyarrow'\n...")) == FIX_WORKER_PYTHON
+    assert explain(Exception("[PATH_NOT_FOUND] Path does not exist")) is None
+    assert "PYSPARK_PYTHON" in FIX_WORKER_PYTHON and "bkcodec_spark.session()" in FIX_WORKER_PYTHON

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from .errors import EXIT_OK, EXIT_USAGE, CliError
 from .output import Output
@@ -96,12 +99,36 @@ def _error(message: str) -> int:
     return EXIT_USAGE
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived: unwinds the command as Ctrl-C does, so that what it was
+    writing is removed (see export_arrow.write_output)."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+@contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """SIGTERM raises Terminated while a command runs, where nothing else handles it
+    (the main thread, the default handler in place)."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     out = Output(json_mode=args.json, progress=False if args.no_progress else None)
     try:
-        return int(args.run(args, out))
+        with _sigterm_unwinds():
+            return int(args.run(args, out))
     except CliError as err:
         return _error(str(err))
     except OSError as err:
@@ -114,6 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _error(f"{where}{err.strerror or err}")
     except KeyboardInterrupt:
         return 130
+    except Terminated:
+        return 128 + signal.SIGTERM
     except ValueError as err:
         # Format errors (bkcodec.BookKeeperFormatError) and bad arguments from the library.
         path = getattr(err, "path", None)

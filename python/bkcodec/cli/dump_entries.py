@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
 from .. import BookKeeperFormatError
 from ..paths import display_text, path_text
 from .discover import ENTRY_LOG, INDEX, JOURNAL, BookieFile, discover, find_bookie_files
-from .errors import EXIT_OK, EXIT_UNREADABLE, CliError, unreadable_reason
+from .errors import EXIT_CODES_HELP, CliError, HelpFormatter, exit_code, unreadable_reason
 from .output import Output, encode_payload, to_json
 from .ranges import add_ledger_option, mask, non_negative, parse_offset_range, parse_spans
 from .readers import add_digest_options, batches_with_progress, digest_options, file_size, open_reader
@@ -34,7 +35,10 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         "records are read (entry logs only: entries still only in the journal are not "
         "there); --scan reads every file instead. A file that cannot be read at all (a "
         "wrecked header, permissions) is one row with its error and the others are still "
-        "dumped; an unreadable one makes the exit code 2.",
+        "dumped.",
+        epilog=EXIT_CODES_HELP.format(findings="a printed row is damage: an error (a damaged span, a failed "
+                                      "digest, a file whose header is wrecked, an index entry that leads nowhere)"),
+        formatter_class=HelpFormatter,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="entry logs, journals, index files, or directories of them")
     add_ledger_option(p)
@@ -154,7 +158,13 @@ def _cell(col: str, value: Any, payload_mode: str, full: bool) -> str:
 
 
 class TableWriter:
-    """Aligned text columns, the header printed once (widths grow as needed)."""
+    """Aligned text columns, the header printed once (widths grow as needed).
+
+    At a limited width (a terminal, or COLUMNS) rows fit it without splitting a
+    number or a word: a payload preview is cut to what fits (on a byte, marked
+    `...`, left out when under 8 characters fit), and an error that does not fit
+    continues on the lines below, wrapped at blanks and indented under its column
+    (by 4 when the column starts too far right). Columns before them are never cut."""
 
     def __init__(self, out: Output) -> None:
         self.out = out
@@ -179,14 +189,45 @@ class TableWriter:
         right = {"offset", "scope_id", "ledger_id", "entry_id", "last_add_confirmed", "length", "record_size", "log_id", "location"}
         parts = []
         assert self.columns is not None
+        limit = self.out.width
+        below: list[str] = []
+        used = -2
         for i, (c, cell) in enumerate(zip(self.columns, cells)):
-            if i == len(cells) - 1:
+            last = i == len(cells) - 1
+            width = self.widths[i]
+            if limit is not None and c == "payload":
+                # What fits, with room for the blanks before the error column.
+                width = min(width, max(limit - used - 2 - (0 if last else 2), 0))
+                cell = _cut_payload(cell, width) if width >= 8 else ""
+                width = len(cell) if width < 8 else width
+            if limit is not None and last and c == "error" and used + 2 + len(cell) > limit and cell:
+                start = used + 2 if limit - used - 2 >= 20 else 4
+                lines = textwrap.wrap(cell, width=max(limit - start, 1), break_long_words=False, break_on_hyphens=False)
+                if start == used + 2:
+                    cell, below = lines[0], [" " * start + line for line in lines[1:]]
+                else:
+                    cell, below = "", [" " * start + line for line in lines]
+            if last:
                 parts.append(cell)
             elif c in right:
-                parts.append(cell.rjust(self.widths[i]))
+                parts.append(cell.rjust(width))
             else:
-                parts.append(cell.ljust(self.widths[i]))
-        self.out.stdout.write("  ".join(parts).rstrip() + "\n")
+                parts.append(cell.ljust(width))
+            used += 2 + len(parts[-1])
+        self.out.stdout.write("".join(line.rstrip() + "\n" for line in ["  ".join(parts), *below]))
+
+
+def _cut_payload(text: str, room: int) -> str:
+    """A payload preview in at most `room` characters: whole bytes (hex pairs, base64
+    quads) and `...`, or nothing when fewer than 8 characters fit."""
+    if len(text) <= room:
+        return text
+    if room < 8:
+        return ""
+    body = text[:-3] if text.endswith("...") else text
+    keep = room - 3
+    keep -= keep % (4 if len(body) % 4 == 0 and not all(ch in "0123456789abcdef" for ch in body) else 2)
+    return body[:keep] + "..."
 
 
 def _dumped_files(args: argparse.Namespace) -> list[BookieFile]:
@@ -242,7 +283,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     table = TableWriter(out)
     left = args.limit
     total = sum(file_size(f) for f in files)
-    unreadable = False
+    unreadable = damage = False
     with out.progress("dumping", total) as task:
         base = 0
         for f in files:
@@ -269,13 +310,14 @@ def run(args: argparse.Namespace, out: Output) -> int:
                         batch = batch.slice(0, left)
                         left -= batch.num_rows
                     if batch.num_rows:
-                        _print_batch(out, table, batch, path_text(f.path), args)
+                        damage = _print_batch(out, table, batch, path_text(f.path), args) or damage
                     if left is not None and left <= 0:
                         break
             except BookKeeperFormatError as err:
                 # A file unreadable as a whole (a wrecked header) is one flagged row, like
                 # damage inside a file; the files after it are still dumped.
                 _print_unreadable(out, path_text(f.path), err)
+                damage = True
                 if left is not None:
                     left -= 1
             except _Unreadable as err:
@@ -286,7 +328,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
                     left -= 1
             base += file_size(f)
             task.update(completed=base)
-    return EXIT_UNREADABLE if unreadable else EXIT_OK
+    return exit_code(damage=damage, unreadable=unreadable)
 
 
 def _print_unreadable(out: Output, path: str, err: Exception) -> None:
@@ -338,7 +380,7 @@ def run_indexed(args: argparse.Namespace, out: Output, found: Any) -> int:
     logs = sorted(wanted, key=lambda f: str(f.path))
     if not logs and not problems:
         print("bkcodec: the index holds no entries of the requested ledgers (--scan reads every file)", file=sys.stderr)
-    unreadable = False
+    unreadable = damage = False
     for log in logs:
         if left is not None and left <= 0:
             break
@@ -366,7 +408,7 @@ def run_indexed(args: argparse.Namespace, out: Output, found: Any) -> int:
                         batch = batch.slice(0, left)
                         left -= batch.num_rows
                     if batch.num_rows:
-                        _print_batch(out, table, batch, path_text(log.path), args)
+                        damage = _print_batch(out, table, batch, path_text(log.path), args) or damage
         except _Unreadable as err:
             _print_not_read(out, log, err.err)
             unreadable = True
@@ -376,7 +418,7 @@ def run_indexed(args: argparse.Namespace, out: Output, found: Any) -> int:
                 problems.append(dict(r, file=path_text(log.path), error=f"no entry at offset {r['offset']} (location {loc})"))
     for p in problems:
         _print_problem(out, p, args)
-    return EXIT_UNREADABLE if unreadable else EXIT_OK
+    return exit_code(damage=damage or bool(problems), unreadable=unreadable)
 
 
 def _print_problem(out: Output, p: dict[str, Any], args: argparse.Namespace) -> None:
@@ -392,21 +434,34 @@ def _print_problem(out: Output, p: dict[str, Any], args: argparse.Namespace) -> 
             out.write_line(f"{where}: ledger {row['ledger_id']} entry {row['entry_id']}: {row['error']}")
 
 
-def _print_batch(out: Output, table: TableWriter, batch, path: str, args: argparse.Namespace) -> None:
+def _is_damage(batch) -> bool:
+    """Whether a printed batch holds damage: a row with an error or a failed digest."""
+    import pyarrow.compute as pc
+
+    names = batch.schema.names
+    if "error" in names and batch.column("error").null_count < batch.num_rows:
+        return True
+    return "digest_ok" in names and not pc.all(pc.fill_null(batch.column("digest_ok"), True)).as_py()
+
+
+def _print_batch(out: Output, table: TableWriter, batch, path: str, args: argparse.Namespace) -> bool:
+    """Prints the batch; whether it holds damage (see `_is_damage`)."""
+    damage = _is_damage(batch)
     rows = batch.to_pylist()
     if out.json_mode:
         write = out.stdout.write
         for row in rows:
             write(to_json(_json_row(row, path, args.payload)))
             write("\n")
-        return
+        return damage
     names = set(batch.schema.names)
     if "record_size" not in names:  # an index file's rows
         table.rows(list(_INDEX_COLUMNS), [[_cell(c, r.get(c), args.payload, args.full) for c in _INDEX_COLUMNS] for r in rows])
-        return
+        return damage
     columns = [c for c in _COLUMNS if c in names and c not in _TABLE_SKIP]
     if args.payload == "none" and "payload" in columns:
         columns.remove("payload")
     if "error" not in columns:
         columns.append("error")
     table.rows(columns, [[_cell(c, r.get(c), args.payload, args.full) for c in columns] for r in rows])
+    return damage

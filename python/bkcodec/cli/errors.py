@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 # Exit codes shared by every command.
 EXIT_OK = 0
 EXIT_DAMAGE = 1
@@ -10,6 +12,23 @@ EXIT_USAGE = 2
 # (neither clean nor damaged) after every other file was checked; damage found
 # elsewhere still exits EXIT_DAMAGE.
 EXIT_UNREADABLE = EXIT_USAGE
+
+
+# A command's --help epilog: what its exit codes mean (`findings` says what makes 1).
+EXIT_CODES_HELP = """exit codes:
+  0  done, nothing damaged
+  1  damage found: {findings}
+  2  usage error, or a file that could not be read (the others are still read;
+     damage found elsewhere exits 1)"""
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's, except that an epilog of EXIT_CODES_HELP keeps its lines."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("exit codes:"):
+            return "".join(indent + line + "\n" for line in text.splitlines())
+        return super()._fill_text(text, width, indent)
 
 
 def exit_code(*, damage: bool, unreadable: bool) -> int:

@@ -13,7 +13,7 @@ from .. import output_target
 from ..bookie import aligned_batch, merged_schema, unreadable_batch
 from ..paths import path_text
 from .discover import ENTRY_LOG, JOURNAL, BookieFile, find_bookie_files
-from .errors import EXIT_OK, EXIT_UNREADABLE, CliError, unreadable_reason
+from .errors import EXIT_CODES_HELP, CliError, HelpFormatter, exit_code, unreadable_reason
 from .output import Output
 from .ranges import LedgerSelection, add_ledger_option
 from .readers import (
@@ -41,7 +41,12 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         "(a name that is not UTF-8 with its other bytes as \\xNN, backslashes doubled). "
         "With --ledger only those ledgers' rows are written, and the damaged spans whose "
         "ledger cannot be told (they may hold them). A file that cannot be read is one row "
-        "with error_kind unreadable, the others are still exported, and the exit code is 2.",
+        "with error_kind unreadable, the others are still exported. The output is written "
+        "under a temporary name and renamed when complete: an interrupted export (Ctrl-C, "
+        "SIGTERM) leaves nothing behind.",
+        epilog=EXIT_CODES_HELP.format(findings="a written row has an error (a damaged span or a failed digest); "
+                                      "the output is still written"),
+        formatter_class=HelpFormatter,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="entry logs, journals, or bookie directories")
     p.add_argument("--to", required=True, type=Path, metavar="OUT", help="out.parquet, out.arrow, or a directory")
@@ -128,9 +133,32 @@ def _concatenated(pa: Any, batches: list[Any]) -> Any:
     return pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
 
 
+def partial_name(target: Path) -> Path:
+    """Where `target` is written until it is complete: beside it, hidden, named for
+    this process."""
+    return target.with_name(f".{target.name}.partial-{os.getpid()}")
+
+
 def write_output(fmt: str, target: Path, schema, batches: Iterator[Any], what: str = "export") -> None:
     """Writes `batches` to `target` as `fmt`, the schema marked as bkcodec's output (so
-    --overwrite may later replace it)."""
+    --overwrite may later replace it). The output is written under `partial_name`
+    and renamed to `target` once complete; whatever stops it (an error, Ctrl-C,
+    SIGTERM, see `cli.main`) removes the partial output, so nothing that looks whole
+    is left behind."""
+    target = Path(target)
+    partial = partial_name(target)
+    try:
+        _write_output(fmt, partial, schema, batches, what)
+        os.replace(partial, target)
+    except BaseException:
+        if partial.is_dir() and not partial.is_symlink():
+            shutil.rmtree(partial, ignore_errors=True)
+        else:
+            partial.unlink(missing_ok=True)
+        raise
+
+
+def _write_output(fmt: str, target: Path, schema, batches: Iterator[Any], what: str) -> None:
     import pyarrow as pa
 
     schema = output_target.marked_schema(schema, what)
@@ -170,7 +198,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
         out.json(result)
     else:
         print_result(out, result)
-    return EXIT_UNREADABLE if result["unreadable"] else EXIT_OK
+    damaged = result["rows_with_errors"] - len(result["unreadable"])
+    return exit_code(damage=damaged > 0, unreadable=bool(result["unreadable"]))
 
 
 def export_files(
@@ -236,15 +265,7 @@ def export_files(
                 base += file_size(f)
                 task.update(completed=base)
 
-        try:
-            write_output(fmt, target, schema, batches())
-        except BaseException:
-            # No half-written output left behind to be mistaken for a whole one.
-            if target.is_dir():
-                shutil.rmtree(target, ignore_errors=True)
-            else:
-                target.unlink(missing_ok=True)
-            raise
+        write_output(fmt, target, schema, batches())
 
     return {
         "output": path_text(target),

@@ -12,6 +12,7 @@ import base64
 import json
 import os
 import sys
+import textwrap
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
@@ -25,7 +26,6 @@ from rich.progress import (
     TimeRemainingColumn,
     TransferSpeedColumn,
 )
-from rich.table import Table
 from rich.text import Text
 
 from ..paths import display_text, escape_surrogates, path_text
@@ -101,6 +101,55 @@ def path_budget(columns: Sequence[str], cells: Sequence[Sequence[str]], path_col
     return max(MIN_PATH_WIDTH, (width - gaps - folded) // len(path_columns))
 
 
+def _longest_word(text: str) -> int:
+    return max((len(w) for w in text.split()), default=0)
+
+
+def fit_columns(
+    columns: Sequence[str], cells: Sequence[Sequence[str]], fixed: dict[int, int], width: int
+) -> tuple[list[int], list[int]]:
+    """The columns a table keeps at `width` and their widths. A cell's words (and
+    numbers) are never split: a column is at least as wide as its longest word (a
+    cell wraps at blanks only), `fixed` columns (paths, already shortened) as given.
+    When every column fits whole, each is as wide as its longest cell; else the room
+    left over the minimums goes to the columns that wrap, in proportion to what
+    they lack; when even the minimums do not fit, columns are left out from the
+    right (never a fixed one nor the first)."""
+    natural, minimum = [], []
+    for i, c in enumerate(columns):
+        if i in fixed:
+            natural.append(fixed[i])
+            minimum.append(fixed[i])
+            continue
+        natural.append(max([len(c)] + [len(r[i]) for r in cells]))
+        minimum.append(max([_longest_word(c)] + [_longest_word(r[i]) for r in cells] + [1]))
+    kept = list(range(len(columns)))
+
+    def total(values: list[int]) -> int:
+        return sum(values[i] for i in kept) + 2 * (len(kept) - 1)
+
+    while total(minimum) > width and any(i not in fixed for i in kept[1:]):
+        kept.remove(next(i for i in reversed(kept) if i not in fixed))
+    if total(natural) <= width:
+        return kept, [natural[i] for i in kept]
+    widths = {i: minimum[i] for i in kept}
+    room = width - total(minimum)
+    lack = {i: natural[i] - minimum[i] for i in kept if natural[i] > minimum[i]}
+    if room > 0 and lack:
+        whole = sum(lack.values())
+        for i, n in lack.items():
+            widths[i] += room * n // whole
+    return kept, [widths[i] for i in kept]
+
+
+def wrap_cell(text: str, width: int) -> str:
+    """`text` on lines of at most `width` columns, broken at blanks only (a word
+    longer than `width` keeps its own line whole)."""
+    if len(text) <= width:
+        return text
+    return "\n".join(textwrap.wrap(text, width=width, break_long_words=False, break_on_hyphens=False)) or text
+
+
 class Output:
     """One command's output channels.
 
@@ -112,9 +161,12 @@ class Output:
         self.json_mode = json_mode
         self.stdout = stdout if stdout is not None else sys.stdout
         self.console = Console(file=self.stdout, highlight=False, emoji=False)
-        if not self.console.is_terminal:
-            # Piped tables keep whole rows instead of folding at 80 columns.
+        # The width tables fit: the terminal's, or COLUMNS when it is set; None when
+        # piped without COLUMNS (tables then keep whole rows instead of folding at 80).
+        self.width: int | None = self.console.width
+        if not self.console.is_terminal and not os.environ.get("COLUMNS", "").strip().isdigit():
             self.console.width = 1000
+            self.width = None
         self.err_console = Console(file=sys.stderr, highlight=False)
         if progress is None:
             progress = self.err_console.is_terminal
@@ -149,7 +201,9 @@ class Output:
     ) -> None:
         """A table; the `paths` columns are never wrapped (a path cut in two cannot be
         copied): when the table is wider than the terminal they are shortened from the
-        left, at a `/`, and the other columns fold."""
+        left, at a `/`, and the other cells wrap at blanks, never inside a word or a
+        number; columns that still do not fit go under each row, as `name: value`
+        lines indented by 4 (see `fit_columns`)."""
         if self.json_mode:
             return
         cells = [["" if v is None else display_text(str(v)) for v in r] for r in rows]
@@ -157,20 +211,30 @@ class Output:
             return
         path_columns = [i for i, c in enumerate(columns) if c in paths]
         budget = path_budget(columns, cells, path_columns, self.console.width)
-        table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False, box=None)
-        for i, c in enumerate(columns):
-            if i in path_columns:
-                width = max([len(c)] + [len(shorten_path(r[i], budget)) for r in cells])
-                table.add_column(c, justify="left", no_wrap=True, min_width=width)
-            else:
-                table.add_column(c, justify="right" if c in right else "left", overflow="fold")
+        cells = [[shorten_path(v, budget) if i in path_columns else v for i, v in enumerate(r)] for r in cells]
+        fixed = {i: max([len(columns[i])] + [len(r[i]) for r in cells]) for i in path_columns}
+        width = self.console.width
+        kept, widths = fit_columns(columns, cells, fixed, width)
+        justify = [str.rjust if columns[i] in right and i not in path_columns else str.ljust for i in kept]
+        left_out = [i for i in range(len(columns)) if i not in kept]
+
+        def lines(r: Sequence[str]) -> list[str]:
+            wrapped = [wrap_cell(r[i], w).split("\n") for i, w in zip(kept, widths)]
+            return [
+                "  ".join(j(x[k] if k < len(x) else "", w) for j, x, w in zip(justify, wrapped, widths)).rstrip()
+                for k in range(max(len(x) for x in wrapped))
+            ]
+
+        if title is not None:
+            self.console.print(Text(title, style="italic"), soft_wrap=True)
+        for line in lines(columns):
+            self.console.print(Text(line, style="bold"), soft_wrap=True)
         for r in cells:
-            # Text, not markup: a name like "[/x]" is shown, not parsed.
-            table.add_row(*(Text(shorten_path(v, budget) if i in path_columns else v) for i, v in enumerate(r)))
-        with self.console.capture() as captured:
-            self.console.print(table)
-        # Cells are padded to their column's width; trailing blanks only get in the way of diffs.
-        self.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
+            self.stdout.write("".join(line + "\n" for line in lines(r)))
+            # Columns that do not fit: under their row, as `name: value`.
+            rest = "; ".join(f"{columns[i]}: {r[i]}" for i in left_out if r[i])
+            if rest:
+                self.stdout.write(wrap_cell(rest, max(width - 4, 1)).replace("\n", "\n    ").join(("    ", "\n")))
 
     def _plain_table(
         self,

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..paths import path_text
 from .discover import ENTRY_LOG, INDEX, JOURNAL, LAST_ID, LAST_MARK, BookieFile, discover, journal_marks
-from .errors import exit_code, unreadable_reason
+from .errors import EXIT_CODES_HELP, HelpFormatter, exit_code, unreadable_reason
 from .output import Output
 from .readers import (
     DigestOptions,
@@ -55,6 +55,9 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         "spans whose ledger cannot be told are still listed, as they may hold them. "
         "Exit codes: 0 clean, 1 damage found, 2 usage or I/O error (or, with no damage "
         "found, something unreadable).",
+        epilog=EXIT_CODES_HELP.format(findings="a failed digest, a damaged span, an index entry that does not "
+                                      "match the logs (with --strict, unchecked entries too)"),
+        formatter_class=HelpFormatter,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or bookie directories")
     p.add_argument(
@@ -440,6 +443,16 @@ def print_report(out: Output, result: dict[str, Any], max_failures: int = 0) -> 
             out.line(f"... and {len(failures) - max_failures} more failures (--max-failures 0 or --json lists all)")
 
 
+# What each ledger state of entries the index does not know means (`ledger state`;
+# the states of ledgers the index knows, `active`, `fenced`, `limbo`, take the default).
+UNINDEXED_STATES = {
+    "deleted": "the ledgers database has no row for the ledger: deleted, its entries await garbage collection",
+    "no index file": "no index file (.idx) for the ledger in this ledger directory",
+    "indexed elsewhere": "the index points at another copy of the entry (compaction copied it; this one awaits garbage collection)",
+    "unknown": "the bookie has no ledger index to say whether the ledger exists",
+}
+
+
 def print_index(out: Output, result: dict[str, Any]) -> None:
     index = result.get("index")
     if index is None:
@@ -456,7 +469,9 @@ def print_index(out: Output, result: dict[str, Any]) -> None:
         out.line(f"  note: {note}")
     if result["unindexed"]:
         out.line()
-        out.line("not indexed (informational: deleted ledgers await garbage collection):")
+        out.line("not indexed (informational):")
+        for state in sorted({u["ledger_state"] for u in result["unindexed"]}):
+            out.line(f"  {state}: {UNINDEXED_STATES.get(state, 'the ledger is in the index, these entries are not')}")
         out.table(
             ["file", "scope", "ledger", "entries", "entry ids", "ledger state"],
             [

@@ -7,7 +7,9 @@
 - `spark.read.format("bookkeeper").load(path)`: entry logs, journals and index files.
 - `arrow_types`: the conversion that keeps Arrow types Spark refuses out of its batches.
 - `pulsar.decode_messages(entries_df, ledger_owners=...)`: Apache Pulsar messages out of entry rows.
-- `session_conf()`: the settings a SparkSession reads bookie data best with.
+- `session()`: a SparkSession ready to read bookie data (its settings, Python workers
+  running this interpreter, the data source registered); `session_conf()`: the settings
+  alone, for a builder of your own.
 - `jar_path()`: the jar of the JVM source, `spark.read.format("bookkeeper-jvm")` (put it
   on `spark.jars` before the session starts).
 """
@@ -22,7 +24,7 @@ from bkcodec_spark.entries import (
     entry_schema,
 )
 from bkcodec_spark import pulsar
-from bkcodec_spark.session import session_conf
+from bkcodec_spark.session import FIX_WORKER_PYTHON, session, session_conf
 from bkcodec_spark.jvm import JVM_FORMAT, jar_path
 from bkcodec_spark.functions import (
     decode_entry_udf,
@@ -54,7 +56,9 @@ __all__ = [
     "register",
     # Apache Pulsar
     "pulsar",
-    # session settings
+    # sessions
+    "FIX_WORKER_PYTHON",
+    "session",
     "session_conf",
     # the JVM source
     "JVM_FORMAT",

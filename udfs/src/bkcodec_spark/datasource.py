@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from dataclasses import dataclass, replace
 
 import pyarrow as pa
@@ -274,7 +275,12 @@ class BookKeeperDataSource(DataSource):
 
     def schema(self) -> StructType:
         plan = ReadPlan.from_options(self.options)
-        listing = plan.list_files()
+        # Spark asks for the schema and then for the reader, each in its own Python
+        # worker, and both list the files: only the reader's listing warns (of files
+        # left out, of a kind with no files), so each warning is printed once.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", files.NoFilesWarning)
+            listing = plan.list_files()
         # Kept with the data source Spark stores for this DataFrame, so `auto` picks
         # the same kind when each action re-lists the files.
         self._kind = listing.kind

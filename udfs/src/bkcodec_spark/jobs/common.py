@@ -39,8 +39,13 @@ def run(main: Callable[[list[str] | None], int], argv: list[str] | None = None) 
     except KeyboardInterrupt:
         return 130
     except Exception as error:  # noqa: BLE001 - the job's one line, whatever failed
+        from bkcodec_spark.session import explain
+
         first = (str(error).strip().splitlines() or [""])[0]
         message = f"{type(error).__name__}: {first}"
+        fix = explain(error)
+        if fix is not None:
+            message = f"{message} ({fix})"
     print(f"{prog}: error: {message}", file=sys.stderr)
     return EXIT_USAGE
 
@@ -53,10 +58,14 @@ def spark_session(app_name: str, master: str | None = None, conf: list[str] | No
     """
     from pyspark import SparkConf
 
-    # Python workers must run this interpreter, the one where bkcodec is installed.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from bkcodec_spark.session import worker_python
+
     builder = SparkSession.builder.appName(app_name)
     submitted = SparkConf()  # what spark-submit (or spark-defaults.conf) set
+    # Python workers must run this interpreter, the one where bkcodec is installed.
+    python = worker_python(dict(submitted.getAll()))
+    if python is not None:
+        os.environ["PYSPARK_PYTHON"] = python
     for key, value in session_conf().items():
         builder = builder.config(key, submitted.get(key, value))
     if master is None and not submitted.contains("spark.master"):
