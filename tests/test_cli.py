@@ -247,6 +247,21 @@ def test_verify_finds_exactly_the_planted_damage(sample):
         assert f" {d.ledger_id} " in line and f" {d.entry_id} " in line
 
 
+def test_each_offset_verify_reports_finds_its_row_with_dump(sample):
+    # A damaged span is never where a byte range's walk starts; the lookup still finds it.
+    report = run_json("verify", sample.root, "--metadata", sample.metadata_dir, expect=1)
+    assert report["failures"]
+    for failure in report["failures"]:
+        offset = failure["offset"]
+        for span in (f"{offset}:", f"{offset}:{offset + 1}"):
+            r = run_cli("dump", failure["file"], "--offset", span, "--payload", "none", "--json")
+            rows = [json.loads(line) for line in r.stdout.splitlines()]
+            assert [row["offset"] for row in rows][:1] == [offset], (span, failure, rows)
+            assert rows[0]["error"] and r.returncode == 1
+            if span.endswith(f":{offset + 1}"):
+                assert len(rows) == 1, "only the rows that start in the range"
+
+
 def test_verify_explains_each_not_indexed_state_it_shows(sample):
     # The sample's scope-5 ledgers have no index file: the heading says so, and does
     # not call them deleted ledgers awaiting garbage collection.

@@ -18,6 +18,9 @@ from .ranges import add_ledger_option, mask, non_negative, parse_offset_range, p
 from .readers import add_digest_options, batches_with_progress, digest_options, file_size, open_reader
 
 TABLE_PAYLOAD_BYTES = 32
+# How far before --offset's start a lookup reads: a walk that starts that far back
+# is in step with the whole file's by the start (the readers warm up as far).
+LOOKUP_LEAD_BYTES = 4 << 20
 
 
 def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -48,8 +51,9 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
         "--offset",
         type=parse_offset_range,
         metavar="START:END",
-        help="byte range of entry logs and journals: records whose size field starts in it "
-        "(read only that range; index files are left out)",
+        help="byte range of entry logs and journals: the rows (records, damaged spans) that start "
+        "in it as the whole file reads them, so an offset `verify` reports finds its row "
+        "(reads that range and a little before it; index files are left out)",
     )
     p.add_argument(
         "--payload",
@@ -276,9 +280,15 @@ def run(args: argparse.Namespace, out: Output) -> int:
                 return run_indexed(args, out, found)
             except RocksDBUnavailableError as err:
                 print(f"bkcodec: {err}; reading every file instead", file=sys.stderr)
+    import pyarrow.compute as pc
+
     files = _dumped_files(args)
     digests = digest_options(args)
-    start = args.offset.start if args.offset else None
+    # A reader's byte range starts where its walk can resume (the first sync point at
+    # or after its start), which a damaged span never is: reading from a little
+    # before START and keeping the rows that start in the range finds every row the
+    # whole file holds there, damage included.
+    start = max(0, args.offset.start - LOOKUP_LEAD_BYTES) if args.offset and args.offset.start is not None else None
     end = args.offset.end if args.offset else None
     table = TableWriter(out)
     left = args.limit
@@ -306,6 +316,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
                     batches = _read(scan())
                 for batch in batches:
                     batch = _filter(batch, args)
+                    if args.offset is not None and "record_size" in batch.schema.names:
+                        batch = batch.filter(pc.fill_null(mask(batch.column("offset"), (args.offset,)), False))
                     if left is not None:
                         batch = batch.slice(0, left)
                         left -= batch.num_rows
