@@ -66,6 +66,7 @@ use memchr::{memchr, memchr2};
 use crate::digest::{DigestType, Digester};
 use crate::entry::HeaderLayout;
 use crate::files::gap::{Gap, GapKind};
+use crate::files::plausible::Plausibility;
 use crate::files::runs::{first_not, first_not_in};
 use crate::files::window::{Fetch, Need, View};
 
@@ -134,6 +135,26 @@ pub(crate) enum Check<K> {
     Torn,
     /// Not a record.
     Bad(GapKind),
+}
+
+impl<K> Check<K> {
+    /// A record of `kind` whose size field frames it to `end`, judged `verdict` by its
+    /// first bytes. One the end of the file (`len`) cuts is `torn`-judged (an entry's
+    /// ids are reported, so they must be ones a writer could have written) unless
+    /// `strict` judged it already.
+    pub(crate) fn framed(kind: K, verdict: Plausibility, torn: impl FnOnce() -> Plausibility, end: usize, len: usize, strict: bool) -> Check<K> {
+        if end > len {
+            let verdict = if strict || verdict != Plausibility::Plausible { verdict } else { torn() };
+            return match verdict {
+                Plausibility::Implausible => Check::Bad(GapKind::BadSize),
+                _ => Check::Torn,
+            };
+        }
+        match verdict {
+            Plausibility::Plausible => Check::Record { end, kind },
+            _ => Check::Bad(GapKind::BadRecord),
+        }
+    }
 }
 
 pub(crate) trait Framing {

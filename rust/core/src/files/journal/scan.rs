@@ -151,19 +151,9 @@ impl Framing for JournalFraming {
         let end = body.saturating_add(n);
         let head = v.get(body.min(len), len.min(body + 41).saturating_sub(body.min(len)))?;
         let (kind, verdict) = payload_plausibility(head, n, strict);
-        if end > len {
-            // A torn record is judged strictly: its ids are reported, so they must be
-            // ones a writer could have written (text or noise also frames leniently).
-            let verdict = if strict || kind != RecordKind::Entry || verdict != Plausibility::Plausible { verdict } else { torn_entry_plausibility(head, n) };
-            return Ok(match verdict {
-                Plausibility::Implausible => Check::Bad(GapKind::BadSize),
-                _ => Check::Torn,
-            });
-        }
-        Ok(match verdict {
-            Plausibility::Plausible => Check::Record { end, kind },
-            _ => Check::Bad(GapKind::BadRecord),
-        })
+        // A torn record is judged strictly: text or noise also frames leniently.
+        let torn = || if kind == RecordKind::Entry { torn_entry_plausibility(head, n) } else { verdict };
+        Ok(Check::framed(kind, verdict, torn, end, len, strict))
     }
 
     fn verifies(&self, v: &View<'_>, p: usize, end: usize, kind: RecordKind) -> Fetch<bool> {
