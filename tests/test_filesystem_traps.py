@@ -27,9 +27,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import bkcodec
-import pulsar_corpus as pc
+import bkcodec.sample_data.pulsar as pc
 from bkcodec.cli import main
-from bkcodec.sample import make_bookie_dir
+from bkcodec.sample_data import make_bookie_dir
 
 NOBODY = 65534
 JOURNAL = "journal/current/18bcfe56800.txn"

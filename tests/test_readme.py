@@ -2,7 +2,7 @@
 
 Each ```python block runs on its own (a fresh namespace, as pasted into a new
 interpreter) with a fresh temporary directory as the working directory, holding
-`bookie/`: the sample bookie directory `bkcodec.sample.make_bookie_dir` writes,
+`bookie/`: the sample bookie directory `bkcodec.sample_data.make_bookie_dir` writes,
 which the examples read (and, for the Pulsar examples, `pulsar/`). A block that makes
 that directory itself starts in an empty one. Tracebacks name README.md's own line numbers.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bkcodec.sample import make_bookie_dir
+from bkcodec.sample_data import make_bookie_dir
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 _BLOCK = re.compile(r"^```python\n(.*?)^```$", re.S | re.M)
@@ -48,9 +48,9 @@ def test_readme_block_runs_as_pasted(line, code, sample_bookie, tmp_path, monkey
         shutil.copytree(sample_bookie, tmp_path / "bookie")
     if "bkcodec.pulsar" in code:
         # The Pulsar examples read a bookie holding Pulsar topics and its metadata dump.
-        import pulsar_corpus
+        from bkcodec.sample_data import make_pulsar_bookie
 
-        pulsar_corpus.make_pulsar_bookie(tmp_path / "pulsar" / "bookie", dump=tmp_path / "pulsar" / "zk-dump")
+        make_pulsar_bookie(tmp_path / "pulsar" / "bookie")
     monkeypatch.chdir(tmp_path)
     # Blank lines in front, so the code's line numbers are README's.
     compiled = compile("\n" * (line - 1) + code, str(README), "exec")

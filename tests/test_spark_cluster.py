@@ -290,7 +290,7 @@ def test_cluster_audit_on_a_local_cluster_gives_the_local_audits_findings(tmp_pa
     """The cluster audit job through `spark-submit` on `local-cluster` (executors in
     their own JVMs and Python workers): the findings `bkcodec audit` gives."""
     from bkcodec import cluster
-    from bkcodec.cluster_sample import make_cluster
+    from bkcodec.sample_data import make_cluster
     from bkcodec_spark.jobs import cluster_audit
 
     sim = make_cluster(tmp_path / "c")

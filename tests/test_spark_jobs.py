@@ -97,7 +97,7 @@ def test_digest_audit_failures(spark, bookie):
 
 
 def test_jobs_run_for_real(tmp_path):
-    from bkcodec.sample import make_bookie_dir
+    from bkcodec.sample_data import make_bookie_dir
 
     # The shared sample: every digest type (DUMMY and HMAC need the metadata), V2
     # entries, a journal, and planted damage.
