@@ -135,7 +135,7 @@ def odd_dir(parent: Path) -> Path:
 
 
 def escaped(path: str | os.PathLike[str]) -> str:
-    """A path as `file` columns and JSON spell it (README: each byte that is not UTF-8
+    """A path as `file` columns and JSON spell it (docs/bookies.md: each byte that is not UTF-8
     as \\xNN, each backslash doubled), written out here independently."""
     return os.fsencode(path).replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
 
