@@ -9,17 +9,17 @@ installs it); without it the test skips, saying so.
 from __future__ import annotations
 
 import functools
-import http.server
 import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
+
+from browser import screenshot, served
 
 REPO = Path(__file__).resolve().parent.parent
 BENCHES = REPO / "benches"
@@ -32,14 +32,6 @@ SUITE = '''
 def time_sum():
     sum(range(1000))
 '''
-
-
-def _browser() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.skip("no Chromium to render the dashboard (scripts/run test installs Debian's chromium)")
 
 
 def _git(*args: str) -> str:
@@ -88,23 +80,8 @@ def dashboard(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(dashboard):
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(dashboard.parent))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.RequestHandlerClass.log_message = lambda *a: None
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-
-
-def screenshot(url: str, png: Path) -> str:
-    """Renders `url` (scripts run, then a screenshot); returns the DOM as it ended."""
-    browser = _browser()
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1280,900",
-             "--virtual-time-budget=15000", "--no-first-run", "--disable-extensions"]
-    subprocess.run([browser, *flags, f"--screenshot={png}", url], capture_output=True, timeout=120, check=True)
-    dom = subprocess.run([browser, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=120, check=True)
-    return dom.stdout
+    with served(dashboard.parent) as url:
+        yield url
 
 
 # asv draws each series in its own colour, the first in a steel blue (#247aad); in

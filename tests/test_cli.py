@@ -29,7 +29,7 @@ import pytest
 
 import bkcodec
 from bkcodec.cli import main
-from bkcodec.sample import MANIFEST_NAME, make_bookie_dir
+from bkcodec.sample_data import MANIFEST_NAME, make_bookie_dir
 
 from conftest import read_jsonl
 
@@ -650,6 +650,10 @@ def test_demo_end_to_end(tmp_path):
     parquet = Path(report["export"][0]["output"])
     assert parquet.is_file() and pq.read_table(parquet).num_rows == report["export"][0]["rows"]
     assert (out / "bookie" / MANIFEST_NAME).is_file()
+    # The Pulsar sample beside the bookie: a topic exported to Parquet, every message back.
+    assert report["pulsar"]["ok"] is True and report["pulsar"]["messages"] > 0
+    assert Path(report["pulsar"]["metadata"]) == out / "pulsar" / "zk-dump"
+    assert pq.read_table(report["pulsar"]["output"]).num_rows == report["pulsar"]["messages"]
     assert_one_line_error(run_cli("demo", "--dir", out), "not empty")
 
 
@@ -825,7 +829,8 @@ def test_metadata_dir_without_ledger_names_says_what_it_skipped(sample, tmp_path
 
 
 def test_demo_try_lines_run_in_a_fresh_shell(tmp_path):
-    """The commands the demo suggests work without the virtualenv activated."""
+    """The commands the demo suggests work without the virtualenv activated, from any
+    directory: the programs and files they name are absolute paths."""
     script = Path(sys.executable).with_name("bkcodec")
     if not script.exists():
         pytest.skip(f"no console script next to {sys.executable} (not installed from the wheel)")
@@ -836,9 +841,12 @@ def test_demo_try_lines_run_in_a_fresh_shell(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     suggested = lines[lines.index("try:") + 1 :]
-    assert len(suggested) == 5
+    assert len(suggested) == 7
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
     for line in suggested:
-        done = subprocess.run(shlex.split(line), capture_output=True, text=True, env=env, timeout=120)
+        assert Path(shlex.split(line)[0]).is_absolute(), line
+        done = subprocess.run(shlex.split(line), capture_output=True, text=True, env=env, timeout=120, cwd=elsewhere)
         # The audit of the simulated cluster finds its planted data at risk, and a dump
         # that prints the sample's failed digest finds damage: exit 1.
         assert done.returncode == (1 if " audit " in line or " FAIL " in done.stdout else 0), (line, done.stderr)

@@ -1,4 +1,4 @@
-"""The cluster view on the simulated cluster (`bkcodec.cluster_sample`): inventories,
+"""The cluster view on the simulated cluster (`bkcodec.sample_data.make_cluster`): inventories,
 the audit through the library and the command line, and recovery.
 
 The cluster's manifest lists the findings it planted (computed by the generator
@@ -19,7 +19,7 @@ import pytest
 
 import bkcodec
 from bkcodec import cluster
-from bkcodec.cluster_sample import make_cluster
+from bkcodec.sample_data import make_cluster
 
 from db_bookie import tree_hash
 from test_cli import run_cli

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-import pulsar_corpus as pc
+import bkcodec.sample_data.pulsar as pc
 from bkcodec import pulsar
 from test_cli import run_cli
 

@@ -1,4 +1,4 @@
-"""The simulated cluster (`bkcodec.cluster_sample`), checked through the readers only.
+"""The simulated cluster (`bkcodec.sample_data.make_cluster`), checked through the readers only.
 
 The placement rule and the status rules are recomputed here from the files on disk,
 independently of the generator, and compared with what its manifest promises.
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import bkcodec
-from bkcodec.cluster_sample import CLUSTER_MANIFEST_NAME, make_cluster
+from bkcodec.sample_data import CLUSTER_MANIFEST_NAME, make_cluster
 
 SCOPE = 0x5EED
 INPUTS = (1, 2, 3, 4)  # bookie-5 is left out of the audit inputs

@@ -298,7 +298,7 @@ def test_dump_by_id_reads_through_the_index(bookie):
 
 
 def test_dump_by_id_on_interleaved_storage(tmp_path):
-    from bkcodec.sample import make_bookie_dir
+    from bkcodec.sample_data import make_bookie_dir
 
     sample = make_bookie_dir(tmp_path / "b", entries_per_ledger=6, flip_payload_byte=False, torn_tail=False)
     rows = [json.loads(line) for line in cli("dump", sample.root, "--ledger", "1", "--entry", "3:5", "--json", "--payload", "none")[1].splitlines()]

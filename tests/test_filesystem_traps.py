@@ -27,9 +27,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import bkcodec
-import pulsar_corpus as pc
+import bkcodec.sample_data.pulsar as pc
 from bkcodec.cli import main
-from bkcodec.sample import make_bookie_dir
+from bkcodec.sample_data import make_bookie_dir
 
 NOBODY = 65534
 JOURNAL = "journal/current/18bcfe56800.txn"
@@ -135,7 +135,7 @@ def odd_dir(parent: Path) -> Path:
 
 
 def escaped(path: str | os.PathLike[str]) -> str:
-    """A path as `file` columns and JSON spell it (README: each byte that is not UTF-8
+    """A path as `file` columns and JSON spell it (docs/bookies.md: each byte that is not UTF-8
     as \\xNN, each backslash doubled), written out here independently."""
     return os.fsencode(path).replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from bkcodec.sample import make_bookie_dir
+from bkcodec.sample_data import make_bookie_dir
 
 from db_bookie import tree_hash
-from pulsar_corpus import make_pulsar_bookie
+from bkcodec.sample_data.pulsar import make_pulsar_bookie
 from test_cli import run_cli
 
 

@@ -8,7 +8,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-import pulsar_corpus as pc
+import bkcodec.sample_data.pulsar as pc
 from test_cli import assert_one_line_error, run_cli, run_subprocess
 
 ORDERS = "persistent://public/default/orders"

@@ -26,7 +26,7 @@ import zstandard
 
 import bkcodec
 import bkcodec.pulsar as pulsar
-import pulsar_corpus as pc
+import bkcodec.sample_data.pulsar as pc
 
 MiB = 1 << 20
 GiB = 1 << 30

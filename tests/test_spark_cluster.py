@@ -1,4 +1,4 @@
-"""The README's recipes for real clusters, run for real: a packed environment
+"""The recipes of docs/spark.md for real clusters, run for real: a packed environment
 (venv-pack, `spark.archives`) on a `local-cluster` master in client mode, the jobs
 through `spark-submit`, and a Spark Connect server with a remote client. Each starts
 its own JVMs, so they are few and marked slow."""
@@ -70,7 +70,7 @@ def installed_like_pip(venv: Path, top: str = "bkcodec-spark") -> None:
 
 @pytest.fixture(scope="module")
 def packed_environment(tmp_path_factory) -> tuple[Path, Path]:
-    """The README recipe: a venv with copied (not linked) interpreter, bkcodec-spark
+    """The recipe of docs/spark.md: a venv with copied (not linked) interpreter, bkcodec-spark
     installed, packed by venv-pack as a .tar.gz (Spark keeps file modes only for
     those). Returns (the venv, the archive)."""
     venv_pack = shutil.which("venv-pack", path=str(Path(sys.executable).parent))
@@ -290,7 +290,7 @@ def test_cluster_audit_on_a_local_cluster_gives_the_local_audits_findings(tmp_pa
     """The cluster audit job through `spark-submit` on `local-cluster` (executors in
     their own JVMs and Python workers): the findings `bkcodec audit` gives."""
     from bkcodec import cluster
-    from bkcodec.cluster_sample import make_cluster
+    from bkcodec.sample_data import make_cluster
     from bkcodec_spark.jobs import cluster_audit
 
     sim = make_cluster(tmp_path / "c")

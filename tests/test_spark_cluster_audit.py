@@ -8,7 +8,7 @@ import json
 import pytest
 
 from bkcodec import cluster
-from bkcodec.cluster_sample import make_cluster
+from bkcodec.sample_data import make_cluster
 
 pytest.importorskip("bkcodec_spark")
 pytestmark = pytest.mark.spark

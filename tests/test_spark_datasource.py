@@ -132,7 +132,7 @@ def test_mixed_kinds_are_a_bookie_unless_a_kind_is_named(spark, bookie):
 
 
 def test_ledger_metadata_verifies_every_ledger_with_its_own_digest(spark, tmp_path_factory):
-    from bkcodec.sample import make_bookie_dir
+    from bkcodec.sample_data import make_bookie_dir
 
     sample = make_bookie_dir(tmp_path_factory.mktemp("sample") / "bookie")
     logs = str(sample.ledger_dir)

@@ -97,7 +97,7 @@ def test_digest_audit_failures(spark, bookie):
 
 
 def test_jobs_run_for_real(tmp_path):
-    from bkcodec.sample import make_bookie_dir
+    from bkcodec.sample_data import make_bookie_dir
 
     # The shared sample: every digest type (DUMMY and HMAC need the metadata), V2
     # entries, a journal, and planted damage.
@@ -197,7 +197,7 @@ def test_session_conf_follows_the_spark_version():
 
 def test_the_shared_session_starts_as_the_jobs_do(spark):
     """The suite's session takes `session_conf()`, so every Spark test runs over
-    the settings the jobs and the README use (Unix domain sockets on Spark 4.1+)."""
+    the settings the jobs and docs/spark.md use (Unix domain sockets on Spark 4.1+)."""
     from bkcodec_spark import session_conf
 
     conf = spark.sparkContext.getConf()

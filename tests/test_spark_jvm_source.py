@@ -44,7 +44,7 @@ def bookie(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory):
-    from bkcodec.sample import make_bookie_dir
+    from bkcodec.sample_data import make_bookie_dir
 
     return make_bookie_dir(tmp_path_factory.mktemp("jvm-sample") / "bookie")
 

@@ -11,7 +11,7 @@ import pyarrow.dataset as ds
 import pytest
 
 import bkcodec.pulsar
-import pulsar_corpus as pc
+import bkcodec.sample_data.pulsar as pc
 
 pytest.importorskip("bkcodec_spark")
 from bkcodec_spark.jobs import common, export_topic  # noqa: E402

@@ -88,7 +88,7 @@ def _same_through_objects(path: Path, **arguments):
 
 
 def test_readers_take_file_like_objects_with_the_same_rows_and_errors(tmp_path):
-    from bkcodec.sample import make_bookie_dir
+    from bkcodec.sample_data import make_bookie_dir
 
     bookie = make_bookie(tmp_path / "bookie")
     sample = make_bookie_dir(tmp_path / "sample")
@@ -164,7 +164,7 @@ def s3(tmp_path_factory):
         fs.create_dir(BUCKET)
         root = tmp_path_factory.mktemp("remote")
         make_bookie(root / "bookie")
-        from bkcodec.sample import make_bookie_dir
+        from bkcodec.sample_data import make_bookie_dir
 
         make_bookie_dir(root / "bookie" / "sample")
         for path in _bookie_files(root):
@@ -260,7 +260,7 @@ def test_the_cluster_audit_reads_bookies_in_a_remote_store_as_local_ones(spark, 
     import json
 
     from bkcodec import cluster
-    from bkcodec.cluster_sample import make_cluster
+    from bkcodec.sample_data import make_cluster
     from bkcodec_spark.jobs import cluster_audit
 
     _, options = s3
@@ -289,7 +289,7 @@ def test_the_inventory_job_reads_a_remote_bookie_as_a_local_one(spark, s3, tmp_p
     import pyarrow.parquet as pq
 
     from bkcodec import cluster
-    from bkcodec.cluster_sample import make_cluster
+    from bkcodec.sample_data import make_cluster
     from bkcodec_spark.jobs import cluster_inventory
 
     _, options = s3

@@ -1,1 +1,1 @@
-"""asv benchmarks for bkcodec (see the README's "Benchmarks" section)."""
+"""asv benchmarks for bkcodec (see docs/benchmarks.md)."""

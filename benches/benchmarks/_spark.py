@@ -37,7 +37,7 @@ def local_session(cores: int = 1, jars: str | None = None):
     except ImportError:
         pass  # the mapInArrow benchmarks run without the Spark package
     else:
-        # What the jobs start with and the README recommends (Unix domain sockets
+        # What the jobs start with and docs/spark.md recommends (Unix domain sockets
         # to the Python workers, filter pushdown), as the figures are quoted with.
         for key, value in session_conf().items():
             builder = builder.config(key, value)

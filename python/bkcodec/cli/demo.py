@@ -1,10 +1,10 @@
 """`bkcodec demo`: build a sample bookie directory with planted damage, then inspect,
-verify and export it, checking that verify finds exactly what was planted."""
+verify and export it, checking that verify finds exactly what was planted; then audit
+a simulated cluster, and export a Pulsar topic from a bookie holding Pulsar topics."""
 
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 import tempfile
@@ -20,12 +20,15 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
     p = sub.add_parser(
         "demo",
         parents=[parent],
-        help="generate a sample bookie directory with planted damage; inspect, verify and export it",
+        help="generate sample data with planted damage: inspect, verify and export a bookie, "
+        "audit a cluster, export a Pulsar topic",
         description="Writes a small bookie directory (entry logs rolled and open, V1 and V2 "
         "entries, a V6 journal with ledger-key, fence and explicit-LAC records, lastMark, "
         "lastId, index files and ledger metadata), flips one payload byte and tears the "
-        "open log's tail, then runs inspect, verify and export on it. Exits 1 unless "
-        "verify finds exactly the planted damage.",
+        "open log's tail, then runs inspect, verify and export on it; then audits a "
+        "simulated five-bookie cluster with planted faults, and exports a topic of a "
+        "bookie holding Pulsar topics to Parquet. Exits 1 unless verify and the audit "
+        "find exactly what was planted and the topic's messages all decode.",
     )
     p.add_argument("--dir", type=Path, help="where to build it (absent or empty; kept afterwards)")
     p.add_argument("--keep", action="store_true", help="keep the temporary directory (the default is to remove it)")
@@ -40,7 +43,7 @@ def _prepare_dir(args: argparse.Namespace) -> tuple[Path, bool]:
     """The demo directory and whether to remove it at the end."""
     if args.dir is None:
         return Path(tempfile.mkdtemp(prefix="bkcodec-demo-")), not args.keep
-    d: Path = args.dir
+    d: Path = args.dir.absolute()  # the paths it prints work from any directory
     if d.exists():
         if not d.is_dir():
             raise CliError("not a directory", str(d))
@@ -54,7 +57,7 @@ def _prepare_dir(args: argparse.Namespace) -> tuple[Path, bool]:
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
-    from ..sample import make_bookie_dir
+    from ..sample_data import make_bookie_dir
     from . import export_arrow, inspect_files, verify_digests
     from .readers import DigestOptions
 
@@ -123,11 +126,16 @@ def run(args: argparse.Namespace, out: Output) -> int:
         cluster_check, cluster_result = _cluster_step(root_dir / "cluster", out)
         check_ok = check_ok and cluster_check
 
+        section("6. Apache Pulsar: bkcodec pulsar messages", f"{root_dir / 'pulsar' / 'bookie'} --topic {PULSAR_TOPIC}")
+        pulsar_check, pulsar_result = _pulsar_step(root_dir / "pulsar", export_dir / f"{PULSAR_TOPIC}.parquet", out)
+        check_ok = check_ok and pulsar_check
+
         if out.json_mode:
             out.json(
                 {
                     "dir": str(root_dir),
                     "cluster": cluster_result,
+                    "pulsar": pulsar_result,
                     "kept": not remove,
                     "sample": sample.to_json(),
                     "inspect": inspected,
@@ -156,6 +164,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
                 audited = " ".join(cluster_result["inputs"])
                 out.line(f"  {bkcodec} audit {audited} --metadata {cluster_result['metadata']} --json")
                 out.line(f"  {bkcodec} recover {audited} --ledger 5 --metadata {cluster_result['metadata']} --to {root_dir / 'ledger-5.parquet'}")
+                out.line(f"  {bkcodec} pulsar topics {pulsar_result['bookie']} --metadata {pulsar_result['metadata']}")
+                out.line(f"  {python} -c \"import pyarrow.parquet as pq; print(pq.read_table('{pulsar_result['output']}').select(['topic', 'ledger_id', 'entry_id', 'batch_index', 'payload']))\"")
         return EXIT_OK if check_ok else EXIT_DAMAGE
     finally:
         if remove:
@@ -166,7 +176,7 @@ def _cluster_step(root: Path, out: Output) -> tuple[bool, dict[str, Any]]:
     """A simulated cluster with planted faults, audited: the check is that the audit
     reports exactly the findings planted."""
     from .. import cluster
-    from ..cluster_sample import make_cluster
+    from ..sample_data import make_cluster
     from .cluster_commands import _print_audit
 
     sim = make_cluster(root)
@@ -199,15 +209,55 @@ def _cluster_step(root: Path, out: Output) -> tuple[bool, dict[str, Any]]:
     return ok, summary
 
 
+def _pulsar_step(root: Path, target: Path, out: Output) -> tuple[bool, dict[str, Any]]:
+    """A bookie holding Pulsar topics and its metadata dump; one topic's messages
+    exported to Parquet. The check is that every message written comes back, once,
+    with its payload, and no row is flagged."""
+    import pyarrow.parquet as pq
+
+    from .. import pulsar
+    from ..sample_data import make_pulsar_bookie
+    from .export_arrow import write_output
+
+    sample = make_pulsar_bookie(root / "bookie")
+    topic = f"persistent://public/default/{PULSAR_TOPIC}"
+    out.line(f"topics: {', '.join(t for t in sample.messages if sample.messages[t])}; metadata dump: {sample.dump}")
+    reader = pulsar.read_messages(sample.root, metadata=sample.dump, topic=PULSAR_TOPIC)
+    write_output("parquet", target, reader.schema, iter(reader), "pulsar messages")
+    table = pq.read_table(target, columns=["topic", "ledger_id", "entry_id", "batch_index", "payload", "error"])
+    flagged = table.num_rows - table.column("error").null_count
+    written = sorted((ledger, entry, index, payload) for ledger, entry, index, payload in sample.messages[topic])
+    found = sorted(
+        (r["ledger_id"], r["entry_id"], r["batch_index"], r["payload"]) for r in table.to_pylist() if r["topic"] == topic
+    )
+    ok = found == written and flagged == 0
+    out.line(f"{table.num_rows} messages of {topic} in {len(set((r[0], r[1]) for r in found))} entries -> {target}")
+    out.line()
+    if ok:
+        out.line(f"check: all {len(written)} messages written to {PULSAR_TOPIC} came back from the Parquet file, none flagged")
+    else:
+        out.line(f"check FAILED: {len(found)} messages read back ({flagged} flagged), {len(written)} written")
+    return ok, {
+        "ok": ok,
+        "bookie": str(sample.root),
+        "metadata": str(sample.dump),
+        "topic": topic,
+        "output": str(target),
+        "messages": table.num_rows,
+    }
+
+
+PULSAR_TOPIC = "orders"
+
+
 def _runnable(name: str) -> str:
     """How a fresh shell runs this installation's `name` (`bkcodec`, `python`): the bare
-    name when PATH finds this installation's, else its path (relative when below the
-    working directory), so printed commands work without activating the virtualenv."""
+    name when PATH finds this installation's, else its absolute path, so printed
+    commands work from any directory without activating the virtualenv."""
     script = Path(sys.executable).with_name(name)
     if not script.exists() or shutil.which(name) == str(script):
         return name
-    relative = os.path.relpath(script)
-    return str(script) if relative.startswith("..") else relative
+    return str(script.absolute())
 
 
 def _print_parquet_summary(out: Output, path: Path) -> None:

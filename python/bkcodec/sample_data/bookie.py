@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import (
+from .. import (
     EntryLogWriter,
     JournalWriter,
     LedgerId,

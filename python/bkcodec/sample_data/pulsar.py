@@ -1,28 +1,48 @@
-"""Pulsar data written independently of bkcodec's decoder, for the Pulsar tests.
+"""A bookie holding Apache Pulsar topics, and a dump of its metadata store.
+
+`make_pulsar_bookie("pulsar/bookie")` writes a bookie directory whose entries are
+what Pulsar's brokers store (message metadata and payloads, batches in every codec,
+broker entry metadata, a chunked message straddling an entry log and the journal, a
+cursor ledger, a ledger whose topic is gone) and, beside it, `pulsar/zk-dump`: the
+znodes a Pulsar cluster keeps in its metadata store, one file per znode
+(docs/pulsar.md). The `bkcodec.pulsar` examples in the documentation read this pair.
 
 Protobuf is encoded by hand here (varints and length-delimited fields, proto2 field
-numbers from PulsarApi.proto and MLDataFormats.proto, docs/pulsar.md), the
-CRC-32C comes from the ``crc32c`` wheel and the codecs from ``lz4``, ``zstandard``,
-``cramjam`` and Python's ``zlib`` (``Z_SYNC_FLUSH`` and no final block, as Java's
-``Deflater`` writes Pulsar's ZLIB payloads). Bookie directories are written with
-bkcodec's file writers, the metadata-store dump as files laid out like znodes.
+numbers from PulsarApi.proto and MLDataFormats.proto, docs/pulsar.md), independently
+of bkcodec's decoder; the codecs are pyarrow's (LZ4 raw blocks, ZSTD, Snappy) and
+Python's `zlib` (`Z_SYNC_FLUSH` and no final block, as Java's `Deflater` writes
+Pulsar's ZLIB payloads). Bookie directories are written with bkcodec's file writers.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import struct
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-import crc32c as crc32c_wheel
-import cramjam
-import lz4.block
-import zstandard
+import pyarrow as pa
 
-import bkcodec
+from .. import (
+    EntryLogWriter,
+    JournalWriter,
+    LedgerMetadata,
+    crc32c,
+    encode_entry,
+    encode_ledger_metadata,
+    index_path,
+    ledger_znode_path,
+    master_key,
+    write_index_file,
+)
+
+__all__ = ["Message", "PulsarBookie", "make_pulsar_bookie", "DUMP_NAME"]
+
+#: Where `make_pulsar_bookie` puts the metadata dump by default: beside the bookie.
+DUMP_NAME = "zk-dump"
 
 # ---------------------------------------------------------------- protobuf by hand
 
@@ -158,7 +178,7 @@ def frame(metadata: bytes, payload: bytes, *, checksum: bool = True, broker: byt
     if broker is not None:
         out += struct.pack(">HI", 0x0E02, len(broker)) + broker
     if checksum:
-        out += struct.pack(">HI", 0x0E01, crc32c_wheel.crc32c(body))
+        out += struct.pack(">HI", 0x0E01, crc32c(body))
     return out + body
 
 
@@ -205,19 +225,23 @@ def java_zlib(data: bytes) -> bytes:
     return c.compress(data) + c.flush(zlib.Z_SYNC_FLUSH)
 
 
+def _pyarrow_compress(codec: str, data: bytes) -> bytes:
+    return bytes(pa.compress(data, codec=codec, asbytes=True))
+
+
 def compress(codec: str, data: bytes) -> bytes:
     if codec == "none":
         return data
     if codec == "lz4":
-        return lz4.block.compress(data, store_size=False)
+        return _pyarrow_compress("lz4_raw", data)
     if codec == "zlib":
         return java_zlib(data)
     if codec == "zlib-complete":  # what C++ and Go producers write
         return zlib.compress(data)
     if codec == "zstd":
-        return zstandard.ZstdCompressor(level=3).compress(data)
+        return _pyarrow_compress("zstd", data)
     if codec == "snappy":
-        return bytes(cramjam.snappy.compress_raw(data))
+        return _pyarrow_compress("snappy", data)
     raise ValueError(codec)
 
 
@@ -360,7 +384,7 @@ class PulsarBookie:
 
 def bk_entry(ledger_id: int, entry_id: int, payload: bytes) -> bytes:
     # Pulsar's ledgers: CRC32C digests, empty password.
-    return bkcodec.encode_entry(ledger_id, entry_id, entry_id - 1, 0, payload, digest_type="crc32c")
+    return encode_entry(ledger_id, entry_id, entry_id - 1, 0, payload, digest_type="crc32c")
 
 
 def _write_znode(dump: Path, znode: str, data: bytes, *, has_children: bool = False) -> None:
@@ -373,8 +397,12 @@ def _write_znode(dump: Path, znode: str, data: bytes, *, has_children: bool = Fa
         path.write_bytes(data)
 
 
-def make_pulsar_bookie(root: Path, dump: Path | None = None) -> PulsarBookie:
-    """A bookie with two topics, a cursor ledger and an orphan ledger:
+def make_pulsar_bookie(root: str | os.PathLike[str], dump: str | os.PathLike[str] | None = None) -> PulsarBookie:
+    """Writes a bookie holding Pulsar topics into `root` (created; must be empty or
+    absent) and a dump of its metadata store into `dump` (default: `zk-dump` beside
+    the bookie, so `make_pulsar_bookie("pulsar/bookie")` writes `pulsar/zk-dump`).
+
+    The bookie has two topics, a cursor ledger and an orphan ledger:
 
     - `persistent://public/default/orders`: ledgers 10 and 11. Ledger 10 (entry log
       0.log, index file) holds batches in every codec, with broker entry metadata;
@@ -385,15 +413,18 @@ def make_pulsar_bookie(root: Path, dump: Path | None = None) -> PulsarBookie:
     - ledger 40: a ledger of topic `persistent://public/default/gone`, which only its
       own ledger metadata still names (its topic's znode is gone).
 
-    The dump (default: `<root>-metadata` beside the bookie) holds orders' info in
-    binary, events' in text, and the cursor in the compressed envelope; ledger metadata
-    for every ledger, with Pulsar's custom metadata.
+    The dump holds orders' info in binary, events' in text, and the cursor in the
+    compressed envelope; ledger metadata for every ledger, with Pulsar's custom
+    metadata. Returns what was written: each topic's messages and ledgers.
     """
+    root = Path(root)
+    if root.exists() and any(root.iterdir()):
+        raise FileExistsError(f"{root} is not empty")
     root.mkdir(parents=True, exist_ok=True)
     current = root / "ledgers" / "current"
     current.mkdir(parents=True, exist_ok=True)
     (root / "journal" / "current").mkdir(parents=True, exist_ok=True)
-    dump = dump if dump is not None else root.parent / (root.name + "-metadata")
+    dump = Path(dump) if dump is not None else root.parent / DUMP_NAME
     b = PulsarBookie(root=root, dump=dump)
     orders = "persistent://public/default/orders"
     events = "persistent://t1/ns/events-partition-0"
@@ -410,7 +441,7 @@ def make_pulsar_bookie(root: Path, dump: Path | None = None) -> PulsarBookie:
 
     log0 = current / "0.log"
     locations: dict[int, int] = {}
-    with bkcodec.EntryLogWriter(log0) as w:
+    with EntryLogWriter(log0) as w:
         index = index_base
         for entry_id, codec in enumerate(["none", "lz4", "zlib", "zstd", "snappy", "lz4"]):
             n = 1 + entry_id * 3
@@ -421,15 +452,15 @@ def make_pulsar_bookie(root: Path, dump: Path | None = None) -> PulsarBookie:
             locations[entry_id] = w.add_entry(bk_entry(10, entry_id, payload))
         # The cursor ledger: PositionInfo protobufs, not messages.
         w.add_entry(bk_entry(30, 0, f_int(1, 10) + f_int(2, 3)))
-    idx = current / bkcodec.index_path(10)
+    idx = current / index_path(10)
     idx.parent.mkdir(parents=True, exist_ok=True)
-    bkcodec.write_index_file(idx, locations, master_key=bkcodec.master_key(b""))
+    write_index_file(idx, locations, master_key=master_key(b""))
 
     # Incompressible, so that it takes several chunks.
     big = b"".join(hashlib.sha256(i.to_bytes(4, "big")).digest() for i in range(320))
     chunks = chunked(big, chunk_size=3000, codec="zstd")
     log1 = current / "1.log"
-    with bkcodec.EntryLogWriter(log1, layout="direct") as w:
+    with EntryLogWriter(log1, layout="direct") as w:
         for entry_id in range(3):
             m = Message(f"single-{entry_id}".encode(), properties=[("k", str(entry_id))], key=f"key-{entry_id}")
             b.messages[orders].append((11, entry_id, None, m.payload))
@@ -444,14 +475,14 @@ def make_pulsar_bookie(root: Path, dump: Path | None = None) -> PulsarBookie:
     entry_ids = list(range(3, 3 + len(chunks)))
     b.messages[orders].append((11, entry_ids[-1], None, big))
     journal = root / "journal" / "current" / "1.txn"
-    with bkcodec.JournalWriter(journal, version=6) as j:
-        j.add_ledger_key(11, bkcodec.master_key(b""))
+    with JournalWriter(journal, version=6) as j:
+        j.add_ledger_key(11, master_key(b""))
         for eid, c in zip(entry_ids[1:], chunks[1:]):
             j.add_entry(bk_entry(11, eid, c))
         # Entries also in the entry log (as before a flush): read once.
         j.add_entry(bk_entry(20, 0, entry(batch_of_copy(b, events, 20, 0), codec="lz4", producer="p-ev", sequence_id=0)))
         j.flush()
-    with bkcodec.EntryLogWriter(current / "2.log") as w:
+    with EntryLogWriter(current / "2.log") as w:
         w.add_entry(bk_entry(11, entry_ids[0], chunks[0]))
 
     # The metadata-store dump.
@@ -469,7 +500,7 @@ def make_pulsar_bookie(root: Path, dump: Path | None = None) -> PulsarBookie:
         (40, pulsar_custom_metadata("public/default/persistent/gone")),
     ]:
         closed = ledger in (10, 20)
-        meta = bkcodec.LedgerMetadata(
+        meta = LedgerMetadata(
             [(0, ["bookie-1:3181"])],
             state="CLOSED" if closed else "OPEN",
             last_entry_id=5 if ledger == 10 else (3 if ledger == 20 else -1),
@@ -479,7 +510,7 @@ def make_pulsar_bookie(root: Path, dump: Path | None = None) -> PulsarBookie:
             ctime=1_699_000_000_000 + ledger,
             custom_metadata=md,
         )
-        _write_znode(dump, bkcodec.ledger_znode_path(ledger), bkcodec.encode_ledger_metadata(meta))
+        _write_znode(dump, ledger_znode_path(ledger), encode_ledger_metadata(meta))
     return b
 
 

@@ -1,6 +1,6 @@
 """A small simulated BookKeeper cluster, written with bkcodec's own writers.
 
-`make_cluster(path)` lays out five bookies (InterleavedLedgerStorage, as `sample.py`
+`make_cluster(path)` lays out five bookies (InterleavedLedgerStorage, as `bookie.py`
 lays out one) and a dump of the ledgers' metadata, with replication faults planted at
 known entries, for tests and the demo of a cluster audit:
 
@@ -28,7 +28,7 @@ but left out of the audit inputs, so entries it should hold are `unknown`.
 `SampleCluster.expected_findings` lists, as runs of consecutive entries, every status
 an audit of bookie-1..4 against the metadata must report (see `_STATUS_RULES`).
 
-The cluster step of the sample: after the single bookie of `sample.py`, a demo builds
+The cluster step of the sample: after the single bookie of `bookie.py`, a demo builds
 this cluster, audits bookie-1..4 against `metadata/` and compares what it finds with
 `cluster-manifest.json`'s `expected_findings`.
 """
@@ -43,7 +43,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import (
+from .. import (
     Cookie,
     EntryLogWriter,
     JournalWriter,
