@@ -75,6 +75,7 @@ __all__ = [
     "LedgersMap",
     "EntryLogWriter",
     "read_entry_log",
+    "OFFSET_LOOKUP_LEAD",
     "entry_log_header",
     "ledgers_map",
     "split_location",
@@ -649,6 +650,11 @@ class RecordBatchReader:
     def close(self) -> None: ...
     def __enter__(self) -> Self: ...
     def __exit__(self, *_args: object) -> bool: ...
+
+# How far before an offset a byte range must start to hold every row that starts at
+# or after it as the whole file reads it (a range starts where its walk can resume,
+# which a damaged span never is): a lookup by offset reads from this far before it.
+OFFSET_LOOKUP_LEAD: int
 
 def read_entry_log(
     path: _Source,

@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from .. import BookKeeperFormatError
+from .. import OFFSET_LOOKUP_LEAD, BookKeeperFormatError
 from ..paths import display_text, path_text
 from .discover import ENTRY_LOG, INDEX, JOURNAL, BookieFile, discover, find_bookie_files
 from .errors import EXIT_CODES_HELP, CliError, HelpFormatter, exit_code, unreadable_reason
@@ -18,9 +18,6 @@ from .ranges import add_ledger_option, mask, non_negative, parse_offset_range, p
 from .readers import add_digest_options, batches_with_progress, digest_options, file_size, open_reader
 
 TABLE_PAYLOAD_BYTES = 32
-# How far before --offset's start a lookup reads: a walk that starts that far back
-# is in step with the whole file's by the start (the readers warm up as far).
-LOOKUP_LEAD_BYTES = 4 << 20
 
 
 def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -284,11 +281,9 @@ def run(args: argparse.Namespace, out: Output) -> int:
 
     files = _dumped_files(args)
     digests = digest_options(args)
-    # A reader's byte range starts where its walk can resume (the first sync point at
-    # or after its start), which a damaged span never is: reading from a little
-    # before START and keeping the rows that start in the range finds every row the
-    # whole file holds there, damage included.
-    start = max(0, args.offset.start - LOOKUP_LEAD_BYTES) if args.offset and args.offset.start is not None else None
+    # A byte range starts where its walk can resume, which a damaged span never is:
+    # read from OFFSET_LOOKUP_LEAD before START and keep the rows that start in range.
+    start = max(0, args.offset.start - OFFSET_LOOKUP_LEAD) if args.offset and args.offset.start is not None else None
     end = args.offset.end if args.offset else None
     table = TableWriter(out)
     left = args.limit

@@ -50,5 +50,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reader_schema, m)?)?;
     m.add_function(wrap_pyfunction!(error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(digest_types, m)?)?;
+    m.add("OFFSET_LOOKUP_LEAD", bkcodec_core::files::scan::OFFSET_LOOKUP_LEAD)?;
     Ok(())
 }

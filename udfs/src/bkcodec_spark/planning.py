@@ -82,7 +82,9 @@ def prune(listing: files.Listing, pushed: Pushed, password: str = "") -> list[fi
         if (low is not None or high is not None) and f.size is not None:
             start, end = max(low or 0, 0), min(f.size if high is None else high, f.size)
             if start < end:
-                split = replace(split, start=start, end=end)
+                # A range starts where its walk can resume, which a damaged span never
+                # is: from OFFSET_LOOKUP_LEAD before, the reader's filter keeps the rest.
+                split = replace(split, start=max(start - bkcodec.OFFSET_LOOKUP_LEAD, 0), end=end)
             elif not (f.size == 0 and start == 0 and end == 0 and (high is None or high > 0)):
                 # No byte of the file is in range. (A zero-length file is kept when its
                 # flagged row, at offset 0, is.)

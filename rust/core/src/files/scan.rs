@@ -161,6 +161,13 @@ const MAX_SYNC_RECORD_BYTES: usize = crate::files::framing::MAX_SYNC_RECORD;
 /// far as the look-ahead for a ledger's type reaches.
 pub(crate) const WARM_UP_BYTES: u64 = LOOK_AHEAD_BYTES as u64;
 
+/// How far before an offset a byte range must start to hold every row that starts
+/// there as the whole file reads it. A range starts where its walk can resume (the
+/// first sync point at or after its start), which a damaged span never is, so a
+/// lookup by offset reads from this far before it and keeps the rows that start at
+/// or after it (its walk is in step with the whole file's by then).
+pub const OFFSET_LOOKUP_LEAD: u64 = WARM_UP_BYTES;
+
 /// Plain steps the clean path sits out after a run took nothing (damage, entries
 /// whose type needs inferring or that have no digest), so such files pay for its
 /// framing only now and then.
