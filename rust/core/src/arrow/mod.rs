@@ -1,11 +1,11 @@
 //! Arrow output: decoded BookKeeper data as record batches.
 //!
-//! `columns.rs` defines every column a batch can have; `entries.rs` decodes
+//! `reader_columns.rs` defines every column a reader's batch can have (`primitive_column.rs` the nullable primitive column they build on); `entries.rs` decodes
 //! entries given in memory, `file_reader.rs` streams entry logs and journals (the
 //! sink of `files/scan.rs`), `index_file.rs` streams index files.
 
-pub mod column;
-pub mod columns;
+pub mod primitive_column;
+pub mod reader_columns;
 pub mod entries;
 pub mod payload;
 
@@ -13,7 +13,7 @@ pub mod payload;
 pub mod file_reader;
 pub mod index_file;
 
-pub use column::PrimitiveColumn;
+pub use primitive_column::PrimitiveColumn;
 pub use entries::{entry_bytes, EntryBatchOptions, EntryDecoder, OnError};
 pub use file_reader::{
     entry_log_schema, error_kinds, journal_schema, ArrowBatchReader, BatchStream, EntryLogBatchReader, FileScanOptions,

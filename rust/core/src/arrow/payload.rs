@@ -271,8 +271,8 @@ impl BinaryColumn {
             // array is handed to another thread.
             store_fence();
         }
-        let offsets = crate::arrow::column::trimmed(std::mem::replace(&mut self.offsets, vec![0]));
-        let values = crate::arrow::column::trimmed(std::mem::take(&mut self.values));
+        let offsets = crate::arrow::primitive_column::trimmed(std::mem::replace(&mut self.offsets, vec![0]));
+        let values = crate::arrow::primitive_column::trimmed(std::mem::take(&mut self.values));
         // SAFETY: the offsets start at 0 and each is the value buffer's length after
         // an append, so they never decrease.
         let offsets = unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)) };
@@ -639,7 +639,7 @@ impl ViewColumnBuilder {
             s.window = None;
         }
         self.hot = HotWindow::NONE;
-        let views = ScalarBuffer::from(crate::arrow::column::trimmed(std::mem::take(&mut self.views)));
+        let views = ScalarBuffer::from(crate::arrow::primitive_column::trimmed(std::mem::take(&mut self.views)));
         let nulls = self.nulls.finish();
         #[cfg(debug_assertions)]
         BinaryViewArray::try_new(views.clone(), buffers.clone(), nulls.clone())

@@ -3,7 +3,7 @@
 //! `file_reader.rs`). Adding a column is one entry in a list.
 //!
 //! Rows arrive in two shapes: runs of clean entries ([`Run`], appended a column at
-//! a time, the hot path), and single rows of any other kind ([`RowData`]: a flagged
+//! a time, the hot path), and single rows of any other kind ([`SingleRowValues`]: a flagged
 //! or unframed entry, a journal record, a damaged span, a null input).
 
 use std::sync::Arc;
@@ -14,7 +14,7 @@ use arrow_array::{ArrayRef, ArrowPrimitiveType, Int64Array, StringArray};
 use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, FieldRef};
 
-use super::column::PrimitiveColumn;
+use super::primitive_column::PrimitiveColumn;
 use super::payload::{PayloadColumnBuilder, PayloadMode};
 use crate::digest::DigestType;
 use crate::digest_check::CheckedEntry;
@@ -84,9 +84,9 @@ impl Fields {
     }
 }
 
-/// A row that is not a clean entry, as the columns see it.
+/// The values of a single row (not part of a run of clean entries), as the columns read them.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct RowData<'a> {
+pub(crate) struct SingleRowValues<'a> {
     /// Offset of the record or span in its file (or the input index).
     pub offset: u64,
     /// `record_size`: the record's bytes after its size field, or the span's length.
@@ -106,12 +106,12 @@ pub(crate) struct RowData<'a> {
     pub lac_blob: Option<&'a [u8]>,
 }
 
-impl<'a> RowData<'a> {
+impl<'a> SingleRowValues<'a> {
     /// The row of a framed entry (`entry` bytes from the file) with what is wrong.
-    pub fn entry(e: &ScannedEntry, bytes: &'a [u8], error: Option<(String, &'static str)>) -> RowData<'a> {
+    pub fn entry(e: &ScannedEntry, bytes: &'a [u8], error: Option<(String, &'static str)>) -> SingleRowValues<'a> {
         let c = &e.checked;
         let skip = c.payload_at as usize;
-        RowData {
+        SingleRowValues {
             offset: e.offset,
             size: e.len as u64,
             record_type: "entry",
@@ -122,7 +122,7 @@ impl<'a> RowData<'a> {
             located: true,
             error: error.as_ref().map(|(m, _)| m.clone()),
             error_kind: error.map(|(_, k)| k),
-            ..RowData::default()
+            ..SingleRowValues::default()
         }
     }
 }
@@ -133,7 +133,7 @@ pub(crate) trait Column: Send {
     /// Appends a run of clean entries.
     fn push_run(&mut self, run: &Run<'_>);
     /// Appends one row of any other kind.
-    fn push_row(&mut self, row: &RowData<'_>);
+    fn push_row(&mut self, row: &SingleRowValues<'_>);
     /// For payload views: the caller's buffers the next rows' bytes live in.
     fn set_view_sources(&mut self, _buffers: &[Buffer]) {}
     /// The column so far; it starts over empty. `views`: the bytes the batch's
@@ -167,7 +167,7 @@ where
         self.values.extend(run.entries.iter().map(|e| f(&e.checked)));
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         self.values.push_option((self.of_fields)(&row.fields));
     }
 
@@ -204,7 +204,7 @@ impl Column for DigestTypeColumn {
         self.codes.extend(run.entries.iter().map(|e| e.checked.digest_type.map_or(0, DigestType::proto_value)));
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         self.codes.push(row.digest_type.map_or(0, DigestType::proto_value));
     }
 
@@ -269,7 +269,7 @@ impl Column for DigestOkColumn {
         }
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         self.values.append_option(row.digest_ok);
     }
 
@@ -346,7 +346,7 @@ impl Column for PayloadColumn {
         self.rows += run.entries.len();
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         self.push(row.payload);
         self.rows += 1;
     }
@@ -386,7 +386,7 @@ struct SparseText {
     name: &'static str,
     rows: usize,
     texts: Vec<(usize, String)>,
-    of_row: fn(&RowData<'_>) -> Option<String>,
+    of_row: fn(&SingleRowValues<'_>) -> Option<String>,
 }
 
 impl Column for SparseText {
@@ -398,7 +398,7 @@ impl Column for SparseText {
         self.rows += run.entries.len();
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         if let Some(t) = (self.of_row)(row) {
             self.texts.push((self.rows, t));
         }
@@ -516,7 +516,7 @@ impl Column for PayloadHashColumn {
         }
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         self.push(row.payload.map(|(p, _)| p));
     }
 
@@ -546,7 +546,7 @@ impl<T, E, R> Column for FileColumn<T, E, R>
 where
     T: ArrowPrimitiveType,
     E: Fn(&ScannedEntry) -> Option<T::Native> + Send,
-    R: Fn(&RowData<'_>) -> Option<T::Native> + Send,
+    R: Fn(&SingleRowValues<'_>) -> Option<T::Native> + Send,
 {
     fn field(&self) -> FieldRef {
         self.field.clone()
@@ -559,7 +559,7 @@ where
         }
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         self.values.push_option((self.of_row)(row));
     }
 
@@ -598,7 +598,7 @@ impl Column for OffsetColumn {
         }
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         self.values.push(if self.sizes { row.size } else { row.offset } as i64);
     }
 
@@ -627,7 +627,7 @@ impl Column for Constant {
         self.rows += run.entries.len();
     }
 
-    fn push_row(&mut self, _: &RowData<'_>) {
+    fn push_row(&mut self, _: &SingleRowValues<'_>) {
         self.rows += 1;
     }
 
@@ -652,7 +652,7 @@ pub(crate) fn location_column(log_id: Option<u32>, rows: usize) -> Box<dyn Colum
         field: Arc::new(Field::new("location", DataType::Int64, true)),
         values: PrimitiveColumn::with_capacity(rows),
         of_entry: move |e: &ScannedEntry| location(e.offset),
-        of_row: move |r: &RowData<'_>| if r.located { location(r.offset) } else { None },
+        of_row: move |r: &SingleRowValues<'_>| if r.located { location(r.offset) } else { None },
     })
 }
 
@@ -684,7 +684,7 @@ impl Column for RecordTypeColumn {
         self.push_n("entry", run.entries.len());
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         self.push_n(row.record_type, 1);
     }
 
@@ -709,7 +709,7 @@ impl Column for RecordTypeColumn {
 
 /// A binary column null but on a few journal records (`master_key`,
 /// `explicit_lac_blob`).
-pub(crate) fn record_bytes_column(name: &'static str, of_row: for<'a> fn(&RowData<'a>) -> Option<&'a [u8]>) -> Box<dyn Column> {
+pub(crate) fn record_bytes_column(name: &'static str, of_row: for<'a> fn(&SingleRowValues<'a>) -> Option<&'a [u8]>) -> Box<dyn Column> {
     Box::new(RecordBytes { name, values: BinaryBuilder::new(), nulls_owed: 0, of_row })
 }
 
@@ -717,7 +717,7 @@ struct RecordBytes {
     name: &'static str,
     values: BinaryBuilder,
     nulls_owed: usize,
-    of_row: for<'a> fn(&RowData<'a>) -> Option<&'a [u8]>,
+    of_row: for<'a> fn(&SingleRowValues<'a>) -> Option<&'a [u8]>,
 }
 
 impl Column for RecordBytes {
@@ -729,7 +729,7 @@ impl Column for RecordBytes {
         self.nulls_owed += run.entries.len();
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         match (self.of_row)(row) {
             Some(b) => {
                 self.values.append_nulls(std::mem::take(&mut self.nulls_owed));
@@ -752,6 +752,6 @@ pub(crate) fn explicit_lac_column(rows: usize) -> Box<dyn Column> {
         values: PrimitiveColumn::with_capacity(rows),
         of_entry: |_: &ScannedEntry| None,
         // The LAC value sits before the digest, whatever the digest type.
-        of_row: |r: &RowData<'_>| r.lac_blob.and_then(|b| crate::entry::decode_lac(b, DigestType::Dummy).ok()).map(|l| l.lac),
+        of_row: |r: &SingleRowValues<'_>| r.lac_blob.and_then(|b| crate::entry::decode_lac(b, DigestType::Dummy).ok()).map(|l| l.lac),
     })
 }
