@@ -5,7 +5,8 @@
 //!
 //! Entry logs: `log_id`, `offset` (of the record's size field), `location` (`log_id
 //! << 32 | offset + 4`, what indexes store), `record_size` (the size field: the
-//! entry's length), the entry columns, then `error` and `error_kind` under
+//! entry's length), `record_type` (`entry` or `damage`, as in journals), the entry
+//! columns, then `error` and `error_kind` under
 //! `OnError::Flag`. The ledgers map at the end of a rolled log gives no rows;
 //! padding and preallocated zeros give none either. Damage gives a row per damaged
 //! span, its entry columns null (but the ids of a torn entry when its header
@@ -150,6 +151,7 @@ impl FileKind for EntryLogKind {
             offset_column(rows),
             location_column(self.log_id, rows),
             record_size_column(rows),
+            record_type_column(),
         ]
     }
 

@@ -31,6 +31,19 @@ pub enum PayloadMode {
 }
 
 impl PayloadMode {
+    /// The modes that give a payload column or none (what the Spark sources take; the
+    /// hash columns are an inventory's).
+    pub const ROW_MODES: [PayloadMode; 3] = [PayloadMode::Binary, PayloadMode::BinaryView, PayloadMode::None];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            PayloadMode::Binary => "binary",
+            PayloadMode::BinaryView => "binary_view",
+            PayloadMode::None => "none",
+            PayloadMode::Hash => "hash",
+        }
+    }
+
     /// `"binary"`, `"binary_view"` or `"none"`.
     pub fn from_name(name: &str) -> Result<Self> {
         match name {

@@ -17,7 +17,7 @@ use arrow_schema::{DataType, Field, FieldRef};
 use super::primitive_column::PrimitiveColumn;
 use super::payload::{PayloadColumnBuilder, PayloadMode};
 use crate::digest::DigestType;
-use crate::digest_check::CheckedEntry;
+use crate::digest_check::{CheckedEntry, Unchecked};
 use crate::entry::{EntryHeader, HeaderLayout, HeaderView};
 use crate::error::{Error, Result};
 use crate::files::scan::ScannedEntry;
@@ -91,11 +91,13 @@ pub(crate) struct SingleRowValues<'a> {
     pub offset: u64,
     /// `record_size`: the record's bytes after its size field, or the span's length.
     pub size: u64,
-    /// `record_type` (journals).
+    /// `record_type`.
     pub record_type: &'static str,
     pub fields: Fields,
     pub digest_type: Option<DigestType>,
     pub digest_ok: Option<bool>,
+    /// Why the digest could not be checked, when it could not.
+    pub unchecked: Option<Unchecked>,
     /// The payload and its offset in the file, when located.
     pub payload: Option<(&'a [u8], usize)>,
     /// Whether the row has a location (an entry of a log).
@@ -118,6 +120,7 @@ impl<'a> SingleRowValues<'a> {
             fields: Fields::of(&c.header),
             digest_type: c.digest_type,
             digest_ok: c.verdict.digest_ok(),
+            unchecked: c.verdict.unchecked(),
             payload: (skip > 0).then(|| (&bytes[skip..], e.at + skip)),
             located: true,
             error: error.as_ref().map(|(m, _)| m.clone()),
@@ -275,6 +278,45 @@ impl Column for DigestOkColumn {
 
     fn finish(&mut self, _: Option<&Frozen>) -> Result<ArrayRef> {
         Ok(Arc::new(self.values.finish()))
+    }
+}
+
+/// `digest_unchecked_reason`: why an entry's digest could not be checked
+/// (`no_password`, `unknown_type`); null where it was checked, where the reader was
+/// asked not to verify, and on rows that are not entries. One byte per row, spelled
+/// out when the batch is finished.
+struct UncheckedReasonColumn {
+    codes: PrimitiveColumn<UInt8Type>,
+}
+
+impl UncheckedReasonColumn {
+    /// 0 for none, else 1 + the reason's place in [`Unchecked::ALL`].
+    #[inline(always)]
+    fn code(u: Option<Unchecked>) -> u8 {
+        u.map_or(0, |u| 1 + Unchecked::ALL.iter().position(|&a| a == u).unwrap_or(0) as u8)
+    }
+}
+
+impl Column for UncheckedReasonColumn {
+    fn field(&self) -> FieldRef {
+        Arc::new(Field::new("digest_unchecked_reason", DataType::Utf8, true))
+    }
+
+    #[inline]
+    fn push_run(&mut self, run: &Run<'_>) {
+        self.codes.extend(run.entries.iter().map(|e| Self::code(e.checked.verdict.unchecked())));
+    }
+
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
+        self.codes.push(Self::code(row.unchecked));
+    }
+
+    fn finish(&mut self, _: Option<&Frozen>) -> Result<ArrayRef> {
+        let codes = self.codes.finish();
+        if codes.values().iter().all(|&c| c == 0) {
+            return Ok(Arc::new(StringArray::new_null(codes.len())));
+        }
+        Ok(Arc::new(codes.values().iter().map(|&c| c.checked_sub(1).map(|i| Unchecked::ALL[i as usize].as_str())).collect::<StringArray>()))
     }
 }
 
@@ -445,7 +487,7 @@ impl Column for SparseText {
 
 /// The entry columns, in order: `format_version` int8, `scope_id`, `ledger_id`,
 /// `entry_id`, `last_add_confirmed`, `length` int64, `digest_type`, `digest_ok`,
-/// and `payload` unless its mode is none. `deferred_views`: views into a file
+/// `digest_unchecked_reason`, and `payload` unless its mode is none. `deferred_views`: views into a file
 /// window, made when the batch is finished.
 pub(crate) fn entry_columns(payload: PayloadMode, rows: usize, payload_bytes: usize, deferred_views: bool) -> Vec<Box<dyn Column>> {
     let mut columns: Vec<Box<dyn Column>> = vec![
@@ -457,6 +499,7 @@ pub(crate) fn entry_columns(payload: PayloadMode, rows: usize, payload_bytes: us
         header_field::<Int64Type>("length", rows, |c| c.header.length, |f| f.length),
         Box::new(DigestTypeColumn { codes: PrimitiveColumn::with_capacity(rows) }),
         Box::new(DigestOkColumn { values: BooleanBuilder::with_capacity(rows) }),
+        Box::new(UncheckedReasonColumn { codes: PrimitiveColumn::with_capacity(rows) }),
     ];
     if payload == PayloadMode::Hash {
         columns.push(Box::new(PayloadHashColumn {
@@ -656,8 +699,9 @@ pub(crate) fn location_column(log_id: Option<u32>, rows: usize) -> Box<dyn Colum
     })
 }
 
-/// `record_type` (journals): `entry`, `ledger_key`, `fence`, `explicit_lac`,
-/// `padding`, `damage`; kept as runs of one name.
+/// `record_type`: `entry` and `damage` (entry logs and journals); in journals also
+/// `ledger_key`, `fence`, `explicit_lac`, `unknown_meta`, `padding`. Kept as runs of
+/// one name.
 pub(crate) fn record_type_column() -> Box<dyn Column> {
     Box::new(RecordTypeColumn { runs: Vec::new() })
 }
