@@ -14,7 +14,7 @@ use arrow_array::BinaryArray;
 use bkcodec_core::arrow::{EntryBatchOptions, EntryDecoder, OnError, PayloadMode};
 use bkcodec_core::digest_check::GROUP_LEN;
 use bkcodec_core::entry::encode_entry;
-use bkcodec_core::{CheckedEntry, DigestChecker, DigestPolicy, DigestType, Digester, EntryHeader, LedgerDigests, Verdict};
+use bkcodec_core::{CheckedEntry, DigestChecker, DigestPolicy, DigestType, Digester, EntryHeader, LedgerDigestSettings, DigestStatus};
 
 // The wheel's allocator: fresh batch buffers cost what they cost there.
 #[global_allocator]
@@ -50,8 +50,8 @@ fn main() {
     }
     let mut out = vec![0u32; n];
     let t_crc = best(rounds, || { for (o, (h, t)) in out.chunks_mut(GROUP_LEN).zip(heads.chunks(GROUP_LEN).zip(tails.chunks(GROUP_LEN))) { bkcodec_core::digest::crc32c_concat_many(o, h, t); } std::hint::black_box(&out); });
-    let mut checker = DigestChecker::new(&LedgerDigests::new(DigestPolicy::Fixed(DigestType::Crc32c), b"pw"), true);
-    let empty = CheckedEntry { header: EntryHeader::new(0, 0, 0, 0, 0), digest_type: None, payload_at: 0, verdict: Verdict::NotAsked };
+    let mut checker = DigestChecker::new(&LedgerDigestSettings::new(DigestPolicy::Fixed(DigestType::Crc32c), b"pw"), true);
+    let empty = CheckedEntry { header: EntryHeader::new(0, 0, 0, 0, 0), digest_type: None, payload_at: 0, verdict: DigestStatus::NotAsked };
     let mut checked = vec![empty; GROUP_LEN];
     let t_group = best(rounds, || { for c in entries.chunks(GROUP_LEN) { let k = checker.check_group(c, &mut checked[..c.len()]); assert_eq!(k, c.len()); } std::hint::black_box(&checked); });
     let mut t_decode = [0.0; 3];

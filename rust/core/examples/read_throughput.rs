@@ -17,11 +17,11 @@ use std::time::Instant;
 
 use arrow_buffer::Buffer;
 
-use bkcodec_core::arrow::{EntryBatchOptions, EntryLogBatchReader, FileScanOptions, OnError, PayloadMode};
+use bkcodec_core::arrow::{EntryBatchOptions, EntryLogBatchReader, FileReaderOptions, OnError, PayloadMode};
 use bkcodec_core::entry::encode_entry;
 use bkcodec_core::files::EntryLogWriter;
 use bkcodec_core::files::{FileSource, MemorySource, ReadAt};
-use bkcodec_core::{DigestPolicy, DigestType, Digester, EntryHeader, LedgerDigests};
+use bkcodec_core::{DigestPolicy, DigestType, Digester, EntryHeader, LedgerDigestSettings};
 
 // The wheel's allocator: fresh batch buffers cost what they cost there.
 #[global_allocator]
@@ -38,7 +38,7 @@ fn rounds(default: usize) -> usize {
 /// Rows of one full read of `source`.
 fn read_all(source: &Arc<dyn ReadAt>) -> usize {
     let entries = EntryBatchOptions { payload: PayloadMode::BinaryView, on_error: OnError::Flag };
-    let mut options = FileScanOptions::new(entries, LedgerDigests::new(DigestPolicy::Fixed(DigestType::Crc32c), b"bench"));
+    let mut options = FileReaderOptions::new(entries, LedgerDigestSettings::new(DigestPolicy::Fixed(DigestType::Crc32c), b"bench"));
     if let Some(kib) = std::env::var("BATCH_KIB").ok().and_then(|v| v.parse::<usize>().ok()) {
         options.batch_bytes = kib << 10;
     }

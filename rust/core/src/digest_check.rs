@@ -35,7 +35,7 @@ use crate::digest::{crc32c_concat_many, DigestType, Digester};
 use crate::digest_policy::DigestPolicy;
 use crate::entry::{decode_entry, Entry, EntryFormat, EntryHeader, HeaderView, V1_HEADER_LEN};
 use crate::error::{Error, ErrorKind};
-use crate::ledger_digests::LedgerDigests;
+use crate::ledger_digest_settings::LedgerDigestSettings;
 
 /// Entries checked together.
 pub const GROUP_LEN: usize = 48;
@@ -45,7 +45,7 @@ const HEADERS_AHEAD: usize = 8;
 
 /// How an entry's digest came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Verdict {
+pub enum DigestStatus {
     /// Computed and matching (for DUMMY: its length chain holds).
     Verified,
     /// Computed under the entry's type and not matching.
@@ -77,14 +77,14 @@ impl Unchecked {
     }
 }
 
-impl Verdict {
+impl DigestStatus {
     /// The `digest_ok` column: `None` when nothing was computed.
     #[inline(always)]
     pub fn digest_ok(self) -> Option<bool> {
         match self {
-            Verdict::Verified => Some(true),
-            Verdict::Mismatch => Some(false),
-            Verdict::Unchecked(_) | Verdict::NotAsked => None,
+            DigestStatus::Verified => Some(true),
+            DigestStatus::Mismatch => Some(false),
+            DigestStatus::Unchecked(_) | DigestStatus::NotAsked => None,
         }
     }
 
@@ -92,7 +92,7 @@ impl Verdict {
     #[inline(always)]
     pub fn unchecked(self) -> Option<Unchecked> {
         match self {
-            Verdict::Unchecked(u) => Some(u),
+            DigestStatus::Unchecked(u) => Some(u),
             _ => None,
         }
     }
@@ -107,7 +107,7 @@ pub struct CheckedEntry {
     /// Where the payload starts in the entry; 0 when the type (so the digest's
     /// length) is unknown.
     pub payload_at: u32,
-    pub verdict: Verdict,
+    pub verdict: DigestStatus,
 }
 
 /// What [`DigestChecker::check_one`] found.
@@ -319,7 +319,7 @@ pub fn follows_by_length(entry: &[u8], next: &[u8], next_len: usize) -> bool {
 
 impl DigestChecker {
     /// Checks under `digests`; `verify` false computes digests only to infer types.
-    pub fn new(digests: &LedgerDigests, verify: bool) -> Self {
+    pub fn new(digests: &LedgerDigestSettings, verify: bool) -> Self {
         let (default_policy, default_password) = digests.default_setting();
         let mut settings = vec![Setting::new(default_policy, default_password, digests.default_password_given())];
         let mut keys: Vec<(DigestPolicy, Vec<u8>)> = vec![(default_policy, default_password.to_vec())];
@@ -409,10 +409,10 @@ impl DigestChecker {
     /// records holding a [`CheckedEntry`], which are then written in place.
     ///
     /// A checker that does not verify frames the same entries and computes
-    /// nothing: their verdict is [`Verdict::NotAsked`], as `check_one` gives them.
+    /// nothing: their verdict is [`DigestStatus::NotAsked`], as `check_one` gives them.
     pub fn check_group<C: BorrowMut<CheckedEntry>>(&mut self, entries: &[&[u8]], out: &mut [C]) -> usize {
         let n = entries.len().min(GROUP_LEN).min(out.len());
-        let verdict = if self.verify { Verdict::Verified } else { Verdict::NotAsked };
+        let verdict = if self.verify { DigestStatus::Verified } else { DigestStatus::NotAsked };
         let mut heads: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
         let mut tails: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
         let mut stored = [0u32; GROUP_LEN];
@@ -570,22 +570,22 @@ impl DigestChecker {
             // check (a phantom entry framed out of damage proves nothing else); an
             // entry on its own is checked as DigestManager checks DUMMY: not at all.
             return match self.chain_digest_len(view, bytes.len(), true).digest_len {
-                _ if !self.verify => Outcome::Framed(checked(Verdict::NotAsked), None),
+                _ if !self.verify => Outcome::Framed(checked(DigestStatus::NotAsked), None),
                 Some(d) if d != 0 && self.dummy_chains => {
-                    Outcome::Framed(checked(Verdict::Mismatch), Some(dummy_chain_error(view, d)))
+                    Outcome::Framed(checked(DigestStatus::Mismatch), Some(dummy_chain_error(view, d)))
                 }
                 _ if self.dummy_chains && !writer_ids(view) => {
-                    Outcome::Framed(checked(Verdict::Mismatch), Some(dummy_ids_error(view)))
+                    Outcome::Framed(checked(DigestStatus::Mismatch), Some(dummy_ids_error(view)))
                 }
-                _ => Outcome::Framed(checked(Verdict::Verified), None),
+                _ => Outcome::Framed(checked(DigestStatus::Verified), None),
             };
         }
         if !self.verify {
-            return Outcome::Framed(checked(Verdict::NotAsked), None);
+            return Outcome::Framed(checked(DigestStatus::NotAsked), None);
         }
         let setting = self.setting_of(view.ledger_id());
         if entry.digest_matches(setting.digester(dt)) {
-            return Outcome::Framed(checked(Verdict::Verified), None);
+            return Outcome::Framed(checked(DigestStatus::Verified), None);
         }
         // Inferring, an HMAC digest without a password is tried with the empty one
         // (Pulsar's); when that fails it cannot be checked, unless the ledger's
@@ -599,12 +599,12 @@ impl DigestChecker {
             // field one off is damage, not another password.
             let chain_len = self.chain_digest_len(view, bytes.len(), true).against_unchecked();
             if let Some(d) = chain_len.filter(|&d| self.dummy_chains && d != DigestType::Hmac.len() as i64) {
-                return Outcome::Framed(checked(Verdict::Mismatch), Some(hmac_chain_error(view, d)));
+                return Outcome::Framed(checked(DigestStatus::Mismatch), Some(hmac_chain_error(view, d)));
             }
             self.span_unconfirmed = chain_len.is_none();
-            return Outcome::Framed(checked(Verdict::Unchecked(Unchecked::NoPassword)), None);
+            return Outcome::Framed(checked(DigestStatus::Unchecked(Unchecked::NoPassword)), None);
         }
-        Outcome::Framed(checked(Verdict::Mismatch), Some(entry.digest_mismatch()))
+        Outcome::Framed(checked(DigestStatus::Mismatch), Some(entry.digest_mismatch()))
     }
 
     /// A V1 entry under inference whose ledger has not verified before.
@@ -636,7 +636,7 @@ impl DigestChecker {
             if entry.digest_matches(setting.digester(dt)) {
                 self.learn_verified(ledger_key(view), dt);
                 // Inference computed the digest, so its answer is a verdict either way.
-                let verdict = Verdict::Verified;
+                let verdict = DigestStatus::Verified;
                 let payload_at = entry.payload_offset() as u32;
                 return Outcome::Framed(CheckedEntry { header, digest_type: Some(dt), payload_at, verdict }, None);
             }
@@ -645,12 +645,12 @@ impl DigestChecker {
             self.ledgers.entry(ledger_key(view)).or_default().empty_key_failed = true;
         }
         let Some(dt) = believed else {
-            let unknown = CheckedEntry { header, digest_type: None, payload_at: 0, verdict: Verdict::Unchecked(Unchecked::UnknownType) };
+            let unknown = CheckedEntry { header, digest_type: None, payload_at: 0, verdict: DigestStatus::Unchecked(Unchecked::UnknownType) };
             // A chain that leaves room for no digest any type has says the header's
             // length (or the record's size) is wrong: damage, not an unknown type.
             if let Some(d) = against_unchecked {
                 if self.verify {
-                    return Outcome::Framed(CheckedEntry { verdict: Verdict::Mismatch, ..unknown }, Some(chain_error(view, d)));
+                    return Outcome::Framed(CheckedEntry { verdict: DigestStatus::Mismatch, ..unknown }, Some(chain_error(view, d)));
                 }
             }
             self.span_unconfirmed = against_unchecked.is_none();
@@ -659,7 +659,7 @@ impl DigestChecker {
         let Some(entry) = Entry::frame(bytes, Some(dt)) else {
             self.span_unconfirmed = against_unchecked.is_none();
             return Outcome::Framed(
-                CheckedEntry { header, digest_type: None, payload_at: 0, verdict: Verdict::Unchecked(Unchecked::UnknownType) },
+                CheckedEntry { header, digest_type: None, payload_at: 0, verdict: DigestStatus::Unchecked(Unchecked::UnknownType) },
                 None,
             );
         };
@@ -667,28 +667,28 @@ impl DigestChecker {
         let checked = |verdict| CheckedEntry { header, digest_type: Some(dt), payload_at, verdict };
         match dt {
             DigestType::Dummy if self.verify && self.dummy_chains && !writer_ids(view) => {
-                Outcome::Framed(checked(Verdict::Mismatch), Some(dummy_ids_error(view)))
+                Outcome::Framed(checked(DigestStatus::Mismatch), Some(dummy_ids_error(view)))
             }
-            DigestType::Dummy if self.verify => Outcome::Framed(checked(Verdict::Verified), None),
+            DigestType::Dummy if self.verify => Outcome::Framed(checked(DigestStatus::Verified), None),
             // HMAC by its chain, not verifying with the password given: damaged, unless
             // none of the ledger's entries verify with it (another password: see
             // `password_fails`). Without a password it cannot be checked.
             DigestType::Hmac if self.verify && setting.password_given && !state_password_fails => {
-                Outcome::Framed(checked(Verdict::Mismatch), Some(entry.digest_mismatch()))
+                Outcome::Framed(checked(DigestStatus::Mismatch), Some(entry.digest_mismatch()))
             }
             // Without its password, its length chain is what can be checked (as for
             // DUMMY): a size or length field one off is damage, not another password.
             DigestType::Hmac if self.verify && self.dummy_chains && against_unchecked.is_some_and(|d| d != DigestType::Hmac.len() as i64) => {
                 let d = against_unchecked.expect("checked above");
-                Outcome::Framed(checked(Verdict::Mismatch), Some(hmac_chain_error(view, d)))
+                Outcome::Framed(checked(DigestStatus::Mismatch), Some(hmac_chain_error(view, d)))
             }
             DigestType::Hmac => {
                 self.span_unconfirmed = against_unchecked.is_none();
-                Outcome::Framed(checked(Verdict::Unchecked(Unchecked::NoPassword)), None)
+                Outcome::Framed(checked(DigestStatus::Unchecked(Unchecked::NoPassword)), None)
             }
-            _ if !self.verify => Outcome::Framed(checked(Verdict::NotAsked), None),
+            _ if !self.verify => Outcome::Framed(checked(DigestStatus::NotAsked), None),
             // A CRC that did not verify: its entry is damaged.
-            _ => Outcome::Framed(checked(Verdict::Mismatch), Some(entry.digest_mismatch())),
+            _ => Outcome::Framed(checked(DigestStatus::Mismatch), Some(entry.digest_mismatch())),
         }
     }
 
@@ -735,9 +735,9 @@ impl DigestChecker {
         // A V2 entry declares its type; an HMAC one that failed may have another
         // password than the one given.
         let learns = c.header.format == EntryFormat::V1
-            || (c.digest_type == Some(DigestType::Hmac) && c.verdict == Verdict::Mismatch);
+            || (c.digest_type == Some(DigestType::Hmac) && c.verdict == DigestStatus::Mismatch);
         (learns
-            && c.verdict != Verdict::Verified
+            && c.verdict != DigestStatus::Verified
             && self.setting_of(ledger_id).policy == DigestPolicy::Auto
             && !self.verified_ledger(key))
         .then_some(key)
@@ -799,18 +799,18 @@ pub fn check_entry<'a>(
     verify: bool,
     ledger_id: Option<i64>,
     entry_id: Option<i64>,
-) -> crate::error::Result<(Entry<'a>, Verdict)> {
-    check_entry_with(bytes, &LedgerDigests::new(policy, password), verify, ledger_id, entry_id)
+) -> crate::error::Result<(Entry<'a>, DigestStatus)> {
+    check_entry_with(bytes, &LedgerDigestSettings::new(policy, password), verify, ledger_id, entry_id)
 }
 
 /// [`check_entry`] under any digest settings (a password given empty, say).
 pub fn check_entry_with<'a>(
     bytes: &'a [u8],
-    digests: &LedgerDigests,
+    digests: &LedgerDigestSettings,
     verify: bool,
     ledger_id: Option<i64>,
     entry_id: Option<i64>,
-) -> crate::error::Result<(Entry<'a>, Verdict)> {
+) -> crate::error::Result<(Entry<'a>, DigestStatus)> {
     let password = digests.default_setting().1;
     let mut checker = DigestChecker::new(digests, verify);
     let (checked, error) = match checker.check_one(bytes) {
@@ -899,7 +899,7 @@ mod tests {
             .collect()
     }
 
-    fn verdicts(checker: &mut DigestChecker, entries: &[Vec<u8>]) -> Vec<(Option<DigestType>, Verdict, bool)> {
+    fn verdicts(checker: &mut DigestChecker, entries: &[Vec<u8>]) -> Vec<(Option<DigestType>, DigestStatus, bool)> {
         entries
             .iter()
             .map(|e| match checker.check_one(e) {
@@ -911,63 +911,63 @@ mod tests {
 
     #[test]
     fn auto_reads_dummy_and_hmac_ledgers_by_their_length_chain() {
-        let mut c = DigestChecker::new(&LedgerDigests::new(DigestPolicy::Auto, b""), true);
+        let mut c = DigestChecker::new(&LedgerDigestSettings::new(DigestPolicy::Auto, b""), true);
         let dummy = ledger(DigestType::Dummy, b"", 7, 5, 10);
-        assert!(verdicts(&mut c, &dummy).iter().all(|v| *v == (Some(DigestType::Dummy), Verdict::Verified, false)));
+        assert!(verdicts(&mut c, &dummy).iter().all(|v| *v == (Some(DigestType::Dummy), DigestStatus::Verified, false)));
         let hmac = ledger(DigestType::Hmac, b"secret", 8, 5, 10);
         let got = verdicts(&mut c, &hmac);
-        assert!(got.iter().all(|v| *v == (Some(DigestType::Hmac), Verdict::Unchecked(Unchecked::NoPassword), false)), "{got:?}");
+        assert!(got.iter().all(|v| *v == (Some(DigestType::Hmac), DigestStatus::Unchecked(Unchecked::NoPassword), false)), "{got:?}");
         // With the password they verify.
-        let mut keyed = DigestChecker::new(&LedgerDigests::new(DigestPolicy::Auto, b"secret"), true);
-        assert!(verdicts(&mut keyed, &hmac).iter().all(|v| v.1 == Verdict::Verified));
+        let mut keyed = DigestChecker::new(&LedgerDigestSettings::new(DigestPolicy::Auto, b"secret"), true);
+        assert!(verdicts(&mut keyed, &hmac).iter().all(|v| v.1 == DigestStatus::Verified));
         // An HMAC ledger with the empty password (Pulsar's) verifies without one.
         let pulsar = ledger(DigestType::Hmac, b"", 9, 3, 10);
-        assert!(verdicts(&mut c, &pulsar).iter().all(|v| *v == (Some(DigestType::Hmac), Verdict::Verified, false)));
+        assert!(verdicts(&mut c, &pulsar).iter().all(|v| *v == (Some(DigestType::Hmac), DigestStatus::Verified, false)));
     }
 
     #[test]
     fn a_damaged_crc_entry_is_a_mismatch_and_an_isolated_unknown_one_unchecked() {
-        let mut c = DigestChecker::new(&LedgerDigests::default(), true);
+        let mut c = DigestChecker::new(&LedgerDigestSettings::default(), true);
         let mut crc = ledger(DigestType::Crc32c, b"", 3, 4, 20);
         crc[2][40] ^= 1;
         let got = verdicts(&mut c, &crc);
-        assert_eq!(got[2], (Some(DigestType::Crc32c), Verdict::Mismatch, true));
+        assert_eq!(got[2], (Some(DigestType::Crc32c), DigestStatus::Mismatch, true));
         // The first entry of a ledger damaged: its chain (entry 0) still says CRC-32C.
         let mut first = ledger(DigestType::Crc32c, b"", 4, 2, 20);
         first[0][40] ^= 1;
-        assert_eq!(verdicts(&mut c, &first)[0], (Some(DigestType::Crc32c), Verdict::Mismatch, true));
+        assert_eq!(verdicts(&mut c, &first)[0], (Some(DigestType::Crc32c), DigestStatus::Mismatch, true));
         // A lone HMAC entry (not entry 0, no predecessor): nothing tells its type.
         let lone = &ledger(DigestType::Hmac, b"pw", 5, 4, 20)[3];
-        assert_eq!(verdicts(&mut c, std::slice::from_ref(lone))[0], (None, Verdict::Unchecked(Unchecked::UnknownType), false));
+        assert_eq!(verdicts(&mut c, std::slice::from_ref(lone))[0], (None, DigestStatus::Unchecked(Unchecked::UnknownType), false));
     }
 
     #[test]
     fn a_dummy_entry_its_chain_contradicts_is_flagged() {
-        let mut c = DigestChecker::new(&LedgerDigests::new(DigestPolicy::Fixed(DigestType::Dummy), b""), true).with_dummy_chains();
+        let mut c = DigestChecker::new(&LedgerDigestSettings::new(DigestPolicy::Fixed(DigestType::Dummy), b""), true).with_dummy_chains();
         let mut entries = ledger(DigestType::Dummy, b"", 2, 4, 10);
         // Entry 2 claims 4 more payload bytes than it holds.
         let length = i64::from_be_bytes(entries[2][24..32].try_into().unwrap()) + 4;
         entries[2][24..32].copy_from_slice(&length.to_be_bytes());
         let got = verdicts(&mut c, &entries);
-        assert_eq!(got[2], (Some(DigestType::Dummy), Verdict::Mismatch, true));
-        assert_eq!(got[1], (Some(DigestType::Dummy), Verdict::Verified, false));
+        assert_eq!(got[2], (Some(DigestType::Dummy), DigestStatus::Mismatch, true));
+        assert_eq!(got[1], (Some(DigestType::Dummy), DigestStatus::Verified, false));
     }
 
     #[test]
     fn groups_verify_known_types_together_and_stop_at_the_first_other() {
-        let digests = LedgerDigests::new(DigestPolicy::Auto, b"")
+        let digests = LedgerDigestSettings::new(DigestPolicy::Auto, b"")
             .with_ledger(6, LedgerDigestInfo { digest_type: Some(DigestType::Crc32), password: vec![] });
         let mut c = DigestChecker::new(&digests, true);
         let a = ledger(DigestType::Crc32c, b"", 1, 30, 5);
         let b = ledger(DigestType::Crc32, b"", 6, 30, 5);
         let mut mixed: Vec<Vec<u8>> = a.iter().zip(&b).flat_map(|(x, y)| [x.clone(), y.clone()]).collect();
         let refs: Vec<&[u8]> = mixed.iter().map(Vec::as_slice).collect();
-        let mut out = [CheckedEntry { header: EntryHeader::new(0, 0, 0, 0, 0), digest_type: None, payload_at: 0, verdict: Verdict::NotAsked }; GROUP_LEN];
+        let mut out = [CheckedEntry { header: EntryHeader::new(0, 0, 0, 0, 0), digest_type: None, payload_at: 0, verdict: DigestStatus::NotAsked }; GROUP_LEN];
         // Ledger 1 is not known yet: nothing goes in a group before its first entry is checked.
         assert_eq!(c.check_group(&refs, &mut out), 0);
-        assert!(matches!(c.check_one(refs[0]), Outcome::Framed(CheckedEntry { verdict: Verdict::Verified, .. }, None)));
+        assert!(matches!(c.check_one(refs[0]), Outcome::Framed(CheckedEntry { verdict: DigestStatus::Verified, .. }, None)));
         assert_eq!(c.check_group(&refs[1..], &mut out), GROUP_LEN);
-        assert!(out.iter().all(|e| e.verdict == Verdict::Verified));
+        assert!(out.iter().all(|e| e.verdict == DigestStatus::Verified));
         mixed[20][45] ^= 1;
         let refs: Vec<&[u8]> = mixed.iter().map(Vec::as_slice).collect();
         assert_eq!(c.check_group(&refs[1..], &mut out), 19);
@@ -975,19 +975,19 @@ mod tests {
 
     #[test]
     fn groups_not_verified_frame_as_check_one_does_and_compute_nothing() {
-        let digests = LedgerDigests::new(DigestPolicy::Fixed(DigestType::Crc32c), b"");
+        let digests = LedgerDigestSettings::new(DigestPolicy::Fixed(DigestType::Crc32c), b"");
         let mut damaged = ledger(DigestType::Crc32c, b"", 1, 30, 5);
         damaged[7][45] ^= 1;
         damaged[20].truncate(30);
         let refs: Vec<&[u8]> = damaged.iter().map(Vec::as_slice).collect();
         let mut grouped = DigestChecker::new(&digests, false);
-        let mut out = [CheckedEntry { header: EntryHeader::new(0, 0, 0, 0, 0), digest_type: None, payload_at: 0, verdict: Verdict::Verified }; GROUP_LEN];
+        let mut out = [CheckedEntry { header: EntryHeader::new(0, 0, 0, 0, 0), digest_type: None, payload_at: 0, verdict: DigestStatus::Verified }; GROUP_LEN];
         // Up to the truncated entry, which does not frame; the damaged digest is not looked at.
         assert_eq!(grouped.check_group(&refs, &mut out), 20);
         let mut single = DigestChecker::new(&digests, false);
         for (i, e) in refs[..20].iter().enumerate() {
             assert!(matches!(single.check_one(e), Outcome::Framed(c, None) if c == out[i]), "entry {i}");
-            assert_eq!(out[i].verdict, Verdict::NotAsked);
+            assert_eq!(out[i].verdict, DigestStatus::NotAsked);
         }
         assert!(matches!(single.check_one(refs[20]), Outcome::Unframed(_)));
     }

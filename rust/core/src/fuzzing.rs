@@ -117,12 +117,12 @@ pub fn ledger_id_parsers(input: &[u8]) {
 /// the scan reaches it. Every row must lie inside the file, in file order, and an
 /// error must name an offset inside it. Returns the rows read.
 pub fn file_readers(input: &[u8]) -> usize {
-    use crate::arrow::{EntryBatchOptions, EntryLogBatchReader, FileScanOptions, JournalBatchReader, OnError, PayloadMode};
+    use crate::arrow::{EntryBatchOptions, EntryLogBatchReader, FileReaderOptions, JournalBatchReader, OnError, PayloadMode};
     use crate::files::source::{MemorySource, ReadAt};
     use std::sync::Arc;
     use crate::digest_policy::DigestPolicy;
     use crate::files::{EntryLogWriter, JournalWriter};
-    use crate::LedgerDigests;
+    use crate::LedgerDigestSettings;
     use arrow_array::cast::AsArray;
     use arrow_array::types::Int64Type;
     use std::io::Cursor;
@@ -149,7 +149,7 @@ pub fn file_readers(input: &[u8]) -> usize {
         payload: if selector & 0x40 != 0 { PayloadMode::BinaryView } else { PayloadMode::Binary },
         on_error: if selector & 0x80 != 0 { OnError::Raise } else { OnError::Flag },
     };
-    let mut options = FileScanOptions::new(entries, LedgerDigests::new(policy, b"secret"));
+    let mut options = FileReaderOptions::new(entries, LedgerDigestSettings::new(policy, b"secret"));
     options.verify = selector & 0x10 == 0;
     if selector & 0x20 != 0 {
         options.batch_rows = 3;
@@ -209,10 +209,10 @@ pub fn file_readers(input: &[u8]) -> usize {
 /// read split a file anywhere), and errors name offsets inside the file. Returns the
 /// rows read.
 pub fn ranged_readers(input: &[u8]) -> usize {
-    use crate::arrow::{BatchStream, EntryBatchOptions, EntryLogBatchReader, FileScanOptions, JournalBatchReader, OnError, PayloadMode};
+    use crate::arrow::{BatchStream, EntryBatchOptions, EntryLogBatchReader, FileReaderOptions, JournalBatchReader, OnError, PayloadMode};
     use crate::digest_policy::DigestPolicy;
     use crate::files::{EntryLogWriter, JournalWriter};
-    use crate::LedgerDigests;
+    use crate::LedgerDigestSettings;
     use arrow_array::cast::AsArray;
     use arrow_array::types::Int64Type;
     use std::io::Cursor;
@@ -233,9 +233,9 @@ pub fn ranged_readers(input: &[u8]) -> usize {
     let file: Arc<dyn crate::files::source::ReadAt> = Arc::new(Copying(file));
     // (offset, record_size) of every row of [start, end), or None when the reader refuses.
     let read = |start: u64, end: u64| -> Option<Vec<(i64, i64)>> {
-        let mut options = FileScanOptions::new(
+        let mut options = FileReaderOptions::new(
             EntryBatchOptions { payload: PayloadMode::Binary, on_error: OnError::Flag },
-            LedgerDigests::new(DigestPolicy::Auto, b"secret"),
+            LedgerDigestSettings::new(DigestPolicy::Auto, b"secret"),
         );
         options.verify = selector & 2 == 0;
         options.start = start;

@@ -29,16 +29,16 @@ pub mod files;
 pub mod bookie;
 // Many bookies at once: placement, inventories, the audit.
 pub mod cluster;
-pub mod ledger_digests;
+pub mod ledger_digest_settings;
 // Apache Pulsar's messages and topic metadata.
 pub mod pulsar;
 
 pub use digest::{DigestType, Digester};
-pub use digest_check::{check_entry, check_entry_with, CheckedEntry, DigestChecker, Unchecked, Verdict};
+pub use digest_check::{check_entry, check_entry_with, CheckedEntry, DigestChecker, Unchecked, DigestStatus};
 pub use digest_policy::DigestPolicy;
 pub use entry::{Entry, EntryFormat, EntryHeader};
 pub use error::{Error, ErrorKind, Result};
 pub use ledger_id::LedgerId;
 pub use bookie_id::BookieId;
 pub use metadata::{LedgerDigestInfo, LedgerMetadata};
-pub use ledger_digests::LedgerDigests;
+pub use ledger_digest_settings::LedgerDigestSettings;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use arrow_buffer::Buffer;
 use bkcodec_core::arrow::{
-    ArrowBatchReader, BatchStream, EntryBatchOptions, EntryLogBatchReader, FileScanOptions, IndexBatchReader, JournalBatchReader,
+    ArrowBatchReader, BatchStream, EntryBatchOptions, EntryLogBatchReader, FileReaderOptions, IndexBatchReader, JournalBatchReader,
     OnError, PayloadMode,
 };
 use bkcodec_core::files::{MemorySource, ReadAt};
@@ -18,7 +18,7 @@ use bkcodec_core::digest::{DigestType, Digester};
 use bkcodec_core::entry::{encode_entry, encode_lac, EntryHeader};
 use bkcodec_core::files::index_file::encode_index_file;
 use bkcodec_core::files::{EntryLogWriter, IndexHeader, JournalWriter, Location};
-use bkcodec_core::{DigestPolicy, ErrorKind, LedgerDigestInfo, LedgerDigests};
+use bkcodec_core::{DigestPolicy, ErrorKind, LedgerDigestInfo, LedgerDigestSettings};
 
 fn entry(ledger: i64, id: i64, dt: DigestType, pw: &[u8], payload: &[u8]) -> Vec<u8> {
     encode_entry(&EntryHeader::new(0, ledger, id, id - 1, payload.len() as i64), payload, &Digester::new(dt, pw)).unwrap()
@@ -36,8 +36,8 @@ fn sample_log(n: i64) -> (Vec<u8>, Vec<u64>) {
     (w.finish_rolled().unwrap().into_inner(), offsets)
 }
 
-fn options(payload: PayloadMode, on_error: OnError) -> FileScanOptions {
-    FileScanOptions::new(EntryBatchOptions { payload, on_error }, LedgerDigests::default())
+fn options(payload: PayloadMode, on_error: OnError) -> FileReaderOptions {
+    FileReaderOptions::new(EntryBatchOptions { payload, on_error }, LedgerDigestSettings::default())
 }
 
 fn file(bytes: Vec<u8>) -> Arc<dyn ReadAt> {
@@ -240,19 +240,19 @@ fn ledgers_settings_verify_dummy_and_hmac() {
     w.add_entry(&entry(1, 0, DigestType::Dummy, b"", b"dummy payload")).unwrap();
     w.add_entry(&entry(2, 0, DigestType::Hmac, b"pw", b"hmac payload")).unwrap();
     let bytes = w.finish_rolled().unwrap().into_inner();
-    let read = |digests: LedgerDigests| {
-        let opts = FileScanOptions::new(EntryBatchOptions { payload: PayloadMode::None, on_error: OnError::Flag }, digests);
+    let read = |digests: LedgerDigestSettings| {
+        let opts = FileReaderOptions::new(EntryBatchOptions { payload: PayloadMode::None, on_error: OnError::Flag }, digests);
         EntryLogBatchReader::new(file(bytes.clone()), None, opts).unwrap().next().unwrap().unwrap()
     };
     // Without settings, each ledger's length chain tells its type: DUMMY verifies
     // as DigestManager's DUMMY does, HMAC without its password is unchecked.
-    let auto = read(LedgerDigests::default());
+    let auto = read(LedgerDigestSettings::default());
     assert_eq!(auto.column_by_name("error").unwrap().null_count(), 2);
     assert_eq!(strings(&auto, "digest_type"), [Some("dummy".to_string()), Some("hmac".to_string())]);
     let ok = auto.column_by_name("digest_ok").unwrap().as_boolean();
     assert!(ok.value(0) && ok.is_null(1));
     let told = read(
-        LedgerDigests::new(DigestPolicy::Auto, b"")
+        LedgerDigestSettings::new(DigestPolicy::Auto, b"")
             .with_ledger(1, LedgerDigestInfo { digest_type: Some(DigestType::Dummy), password: Vec::new() })
             .with_ledger(2, LedgerDigestInfo { digest_type: Some(DigestType::Hmac), password: b"pw".to_vec() }),
     );

@@ -7,7 +7,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::Array;
 use bkcodec_core::arrow::{EntryBatchOptions, EntryDecoder, OnError, PayloadMode};
 use bkcodec_core::digest_check::Outcome;
-use bkcodec_core::{DigestChecker, DigestPolicy, DigestType, LedgerDigests, Unchecked, Verdict};
+use bkcodec_core::{DigestChecker, DigestPolicy, DigestType, LedgerDigestSettings, Unchecked, DigestStatus};
 
 fn golden_dir() -> PathBuf {
     let dir = std::env::var_os("BKCODEC_GOLDEN")
@@ -37,10 +37,10 @@ fn auto_policy_infers_every_checksummed_ledger() {
         let file = std::fs::read(dir.join(format!("entries/{}.entries", dt.name().to_uppercase()))).unwrap();
         let entries = records(&file);
         assert_eq!(entries.len(), 58);
-        let mut checker = DigestChecker::new(&LedgerDigests::new(DigestPolicy::Auto, b"secret"), true);
+        let mut checker = DigestChecker::new(&LedgerDigestSettings::new(DigestPolicy::Auto, b"secret"), true);
         for (i, bytes) in entries.iter().enumerate() {
             let Outcome::Framed(c, None) = checker.check_one(bytes) else { panic!("{dt} record {i}") };
-            assert_eq!((c.digest_type, c.verdict), (Some(dt), Verdict::Verified), "{dt} record {i}");
+            assert_eq!((c.digest_type, c.verdict), (Some(dt), DigestStatus::Verified), "{dt} record {i}");
         }
     }
 }
@@ -54,18 +54,18 @@ fn auto_policy_infers_every_checksummed_ledger() {
 fn length_chains_tell_dummy_and_hmac_ledgers() {
     let dir = golden_dir();
     for (name, expected) in [
-        ("DUMMY", (Some(DigestType::Dummy), Verdict::Verified)),
-        ("HMAC", (Some(DigestType::Hmac), Verdict::Unchecked(Unchecked::NoPassword))),
+        ("DUMMY", (Some(DigestType::Dummy), DigestStatus::Verified)),
+        ("HMAC", (Some(DigestType::Hmac), DigestStatus::Unchecked(Unchecked::NoPassword))),
     ] {
         let file = std::fs::read(dir.join(format!("entries/{name}.entries"))).unwrap();
         let entries = records(&file);
-        let mut auto = DigestChecker::new(&LedgerDigests::new(DigestPolicy::Auto, b""), true);
-        let mut named = DigestChecker::new(&LedgerDigests::new(DigestPolicy::Fixed(DigestType::from_name(name).unwrap()), b"secret"), true);
+        let mut auto = DigestChecker::new(&LedgerDigestSettings::new(DigestPolicy::Auto, b""), true);
+        let mut named = DigestChecker::new(&LedgerDigestSettings::new(DigestPolicy::Fixed(DigestType::from_name(name).unwrap()), b"secret"), true);
         for (i, bytes) in entries.iter().enumerate() {
             let Outcome::Framed(c, None) = auto.check_one(bytes) else { panic!("{name} record {i}") };
             assert_eq!((c.digest_type, c.verdict), expected, "{name} record {i}");
             let Outcome::Framed(c, None) = named.check_one(bytes) else { panic!("{name} record {i}") };
-            assert_eq!(c.verdict, Verdict::Verified, "{name} record {i}");
+            assert_eq!(c.verdict, DigestStatus::Verified, "{name} record {i}");
         }
     }
 }

@@ -9,12 +9,12 @@ use std::path::Path;
 use bkcodec_core::digest::{DigestType, Digester};
 use bkcodec_core::entry::infer_digest_type;
 use bkcodec_core::files::entry_log::{self, EntryLogItem, LedgerSize, LedgersMapSource, LogEntry};
-use bkcodec_core::files::{MemorySource, EntryLog, EntryLogHeader, EntryLogLayout, GapKind, ScanOptions};
+use bkcodec_core::files::{MemorySource, EntryLog, EntryLogHeader, EntryLogLayout, GapKind, FramingDigests};
 use common::*;
 use serde_json::Value;
 
-fn options() -> ScanOptions {
-    ScanOptions::new().with_digest(DigestType::Crc32c, b"").with_digest(DigestType::Crc32, b"")
+fn options() -> FramingDigests {
+    FramingDigests::new().with_digest(DigestType::Crc32c, b"").with_digest(DigestType::Crc32, b"")
 }
 
 fn entries<'a>(log: &EntryLog<'a>) -> Vec<LogEntry<'a>> {
@@ -281,7 +281,7 @@ fn golden_logs_tile_exactly() {
     for path in files {
         let src = MemorySource::read(&path).unwrap();
         let log = EntryLog::new(src.bytes());
-        for opts in [ScanOptions::new(), options()] {
+        for opts in [FramingDigests::new(), options()] {
             let whole = log_items(&log, &opts, 0, u64::MAX);
             assert_contiguous(&whole, log.layout().data_start(), src.len());
             let step = if src.len() > 100_000 { 997 } else { 1 };

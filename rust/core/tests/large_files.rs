@@ -7,16 +7,16 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::Array;
-use bkcodec_core::arrow::{EntryBatchOptions, EntryLogBatchReader, FileScanOptions, OnError, PayloadMode};
+use bkcodec_core::arrow::{EntryBatchOptions, EntryLogBatchReader, FileReaderOptions, OnError, PayloadMode};
 use bkcodec_core::digest::{DigestType, Digester};
 use bkcodec_core::entry::{encode_entry, EntryHeader};
 use bkcodec_core::files::entry_log::read_entry_at;
 use bkcodec_core::files::{FileSource, ReadAt};
-use bkcodec_core::{DigestPolicy, LedgerDigests};
+use bkcodec_core::{DigestPolicy, LedgerDigestSettings};
 
-fn options(start: u64) -> FileScanOptions {
+fn options(start: u64) -> FileReaderOptions {
     let entries = EntryBatchOptions { payload: PayloadMode::BinaryView, on_error: OnError::Flag };
-    let mut o = FileScanOptions::new(entries, LedgerDigests::new(DigestPolicy::Fixed(DigestType::Crc32c), b""));
+    let mut o = FileReaderOptions::new(entries, LedgerDigestSettings::new(DigestPolicy::Fixed(DigestType::Crc32c), b""));
     o.start = start;
     o
 }

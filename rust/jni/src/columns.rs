@@ -8,10 +8,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use bkcodec_core::arrow::{entry_log_schema, journal_schema, merged_file_schema, EntryBatchOptions, FileScanOptions, OnError, PayloadMode};
+use bkcodec_core::arrow::{entry_log_schema, journal_schema, merged_file_schema, EntryBatchOptions, FileReaderOptions, OnError, PayloadMode};
 use bkcodec_core::metadata::znode_dump::read_znode_dir;
 use bkcodec_core::plan::ReadKind;
-use bkcodec_core::{DigestPolicy, Error, LedgerDigests, Result};
+use bkcodec_core::{DigestPolicy, Error, LedgerDigestSettings, Result};
 
 /// The options a read takes (what the Python source's `ReadOptions` holds).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,24 +78,24 @@ impl SourceOptions {
     }
 
     /// The core reader's options for rows of `columns` (all columns: None).
-    pub fn scan_options(&self, columns: Option<&[String]>) -> Result<FileScanOptions> {
+    pub fn scan_options(&self, columns: Option<&[String]>) -> Result<FileReaderOptions> {
         let entries = EntryBatchOptions { payload: self.payload_mode(columns), on_error: OnError::Flag };
         let policy = DigestPolicy::from_name(Some(&self.digest_type))?;
-        let mut digests = LedgerDigests::new(policy, self.password.as_bytes());
+        let mut digests = LedgerDigestSettings::new(policy, self.password.as_bytes());
         if let Some(dir) = &self.ledger_metadata {
             for record in read_znode_dir(Path::new(dir))? {
                 let (Some(id), metadata) = (record.ledger_id, record.metadata) else { continue };
                 digests.insert(id, metadata?.digest_info());
             }
         }
-        Ok(FileScanOptions::new(entries, digests))
+        Ok(FileReaderOptions::new(entries, digests))
     }
 
     /// The options a schema is worked out with (no metadata read).
-    fn schema_options(&self) -> FileScanOptions {
+    fn schema_options(&self) -> FileReaderOptions {
         let payload = if self.payload == "none" { PayloadMode::None } else { PayloadMode::Binary };
         let entries = EntryBatchOptions { payload, on_error: OnError::Flag };
-        FileScanOptions::new(entries, LedgerDigests::new(DigestPolicy::Auto, b""))
+        FileReaderOptions::new(entries, LedgerDigestSettings::new(DigestPolicy::Auto, b""))
     }
 }
 

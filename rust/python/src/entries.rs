@@ -2,7 +2,7 @@
 //! sequence of bytes-like objects to a `pyarrow.RecordBatch`.
 
 use bkcodec_core::arrow::{entry_bytes, EntryBatchOptions, EntryDecoder, OnError, PayloadMode};
-use bkcodec_core::LedgerDigests;
+use bkcodec_core::LedgerDigestSettings;
 use pyo3::prelude::*;
 use pyo3_arrow::PyRecordBatch;
 
@@ -53,7 +53,7 @@ fn decode_entries<'py>(
     let payload_bytes = if options.payload == PayloadMode::Binary { input.bytes(|c| entry_bytes(c.as_ref())) } else { 0 };
     let batch = py
         .detach(|| {
-            let digests = LedgerDigests::new(policy, password.as_bytes()).with_password_given(password.given());
+            let digests = LedgerDigestSettings::new(policy, password.as_bytes()).with_password_given(password.given());
             let mut decoder = EntryDecoder::with_digests(options, digests, verify, input.rows(), payload_bytes);
             match &input {
                 EntriesInput::Arrow(chunks) => decoder.append_arrays(chunks, 0)?,

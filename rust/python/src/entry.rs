@@ -2,7 +2,7 @@
 
 use bkcodec_core::entry::encode_entry as core_encode_entry;
 use bkcodec_core::entry::Entry;
-use bkcodec_core::{check_entry_with, Digester, EntryFormat, EntryHeader, Error, LedgerDigests, Verdict};
+use bkcodec_core::{check_entry_with, Digester, EntryFormat, EntryHeader, Error, LedgerDigestSettings, DigestStatus};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyMemoryView, PySlice};
 
@@ -111,7 +111,7 @@ impl PyEntry {
     }
 
     /// Builds the Python object; `payload` is the view of the entry's payload.
-    fn new(e: &Entry<'_>, verdict: Verdict, payload: Py<PyAny>) -> Self {
+    fn new(e: &Entry<'_>, verdict: DigestStatus, payload: Py<PyAny>) -> Self {
         PyEntry {
             format_version: e.header.format.number(),
             scope_id: e.header.scope_id,
@@ -158,7 +158,7 @@ fn decode_entry(
     let policy = digest_policy(py, digest_type)?;
     let input: BytesInput = data.extract()?;
     let bytes = input.as_slice();
-    let digests = LedgerDigests::new(policy, password.as_bytes()).with_password_given(password.given());
+    let digests = LedgerDigestSettings::new(policy, password.as_bytes()).with_password_given(password.given());
     let work = || check_entry_with(bytes, &digests, verify, ledger_id, entry_id);
     let (entry, verdict) = if bytes.len() >= RELEASE_GIL_ABOVE { py.detach(work) } else { work() }.py_err(py)?;
     let payload = byte_view(data, entry.payload_offset(), bytes.len())?;

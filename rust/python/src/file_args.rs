@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use bkcodec_core::metadata::znode_dump::read_znode_dir;
-use bkcodec_core::arrow::{EntryBatchOptions, FileScanOptions, OnError, PayloadMode};
-use bkcodec_core::{DigestPolicy, DigestType, LedgerDigestInfo, LedgerDigests};
+use bkcodec_core::arrow::{EntryBatchOptions, FileReaderOptions, OnError, PayloadMode};
+use bkcodec_core::{DigestPolicy, DigestType, LedgerDigestInfo, LedgerDigestSettings};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyMapping, PyString, PyTuple};
@@ -39,7 +39,7 @@ fn ledger_info(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<LedgerDiges
     )))
 }
 
-fn insert_mapping(py: Python<'_>, digests: &mut LedgerDigests, mapping: &Bound<'_, PyMapping>) -> PyResult<()> {
+fn insert_mapping(py: Python<'_>, digests: &mut LedgerDigestSettings, mapping: &Bound<'_, PyMapping>) -> PyResult<()> {
     for item in mapping.items()?.iter() {
         let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
         let ledger_id: i64 = key
@@ -53,12 +53,12 @@ fn insert_mapping(py: Python<'_>, digests: &mut LedgerDigests, mapping: &Bound<'
 /// `digest_type` is `None`/`"auto"`, a digest type name, or a mapping of per-ledger
 /// settings (other ledgers are inferred); `ledger_metadata` is a mapping (as
 /// `load_ledger_metadata_dir` returns) or a directory of dumped znodes.
-pub fn ledger_digests(
+pub fn ledger_digest_settings(
     py: Python<'_>,
     digest_type: Option<&Bound<'_, PyAny>>,
     password: &Password,
     ledger_metadata: Option<&Bound<'_, PyAny>>,
-) -> PyResult<LedgerDigests> {
+) -> PyResult<LedgerDigestSettings> {
     let mut per_ledger: Option<Bound<'_, PyMapping>> = None;
     let policy = match digest_type {
         None => DigestPolicy::Auto,
@@ -74,7 +74,7 @@ pub fn ledger_digests(
             }
         },
     };
-    let mut digests = LedgerDigests::new(policy, password.as_bytes());
+    let mut digests = LedgerDigestSettings::new(policy, password.as_bytes());
     if let Some(md) = ledger_metadata.filter(|m| !m.is_none()) {
         if let Ok(mapping) = md.cast::<PyMapping>() {
             insert_mapping(py, &mut digests, mapping)?;
@@ -111,7 +111,7 @@ pub fn file_scan_options(
     on_error: &str,
     start: Option<u64>,
     end: Option<u64>,
-) -> PyResult<FileScanOptions> {
+) -> PyResult<FileReaderOptions> {
     if batch_size == 0 {
         return Err(PyValueError::new_err("batch_size must be positive"));
     }
@@ -119,7 +119,7 @@ pub fn file_scan_options(
         payload: PayloadMode::from_name(payload).py_err(py)?,
         on_error: OnError::from_name(on_error).py_err(py)?,
     };
-    let mut options = FileScanOptions::new(entries, ledger_digests(py, digest_type, password, ledger_metadata)?);
+    let mut options = FileReaderOptions::new(entries, ledger_digest_settings(py, digest_type, password, ledger_metadata)?);
     options.verify = verify;
     options.batch_rows = batch_size;
     options.start = start.unwrap_or(0);

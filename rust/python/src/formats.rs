@@ -2,12 +2,12 @@
 //! (the Spark data source, the CLI): reader schemas, error kinds, digest names.
 
 use bkcodec_core::arrow::{
-    entry_log_schema, error_kinds as core_error_kinds, index_schema, journal_schema, EntryBatchOptions, FileScanOptions,
+    entry_log_schema, error_kinds as core_error_kinds, index_schema, journal_schema, EntryBatchOptions, FileReaderOptions,
     OnError, PayloadMode,
 };
 use bkcodec_core::digest_check::Unchecked;
 use bkcodec_core::plan::ReadKind;
-use bkcodec_core::{DigestType, LedgerDigests};
+use bkcodec_core::{DigestType, LedgerDigestSettings};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3_arrow::PySchema;
@@ -22,7 +22,7 @@ fn reader_schema<'py>(py: Python<'py>, kind: &str, payload: &str, on_error: &str
         payload: PayloadMode::from_name(payload).py_err(py)?,
         on_error: OnError::from_name(on_error).py_err(py)?,
     };
-    let options = FileScanOptions::new(entries, LedgerDigests::default());
+    let options = FileReaderOptions::new(entries, LedgerDigestSettings::default());
     let schema = match kind {
         "entry_log" => entry_log_schema(&options),
         "journal" => journal_schema(&options),

@@ -27,7 +27,7 @@ use pyo3_arrow::{PyRecordBatch, PySchema, PyTable};
 use crate::args::Password;
 use crate::buffer::BytesInput;
 use crate::entries_input::{Accepted, EntriesInput};
-use crate::file_args::ledger_digests;
+use crate::file_args::ledger_digest_settings;
 use crate::errors::{to_pyerr, IntoPyResult};
 use crate::metadata::PyLedgerMetadata;
 use crate::record_batch_reader::PyFileBatchReader;
@@ -448,8 +448,8 @@ fn pulsar_check_reader_options(
         Some(p) => p.extract().map_err(|e| naming(py, "password", e))?,
         None => Password::default(),
     };
-    ledger_digests(py, digest_type, &password, None).map_err(|e| naming(py, "digest_type", e))?;
-    ledger_digests(py, None, &password, ledger_metadata).map_err(|e| naming(py, "ledger_metadata", e))?;
+    ledger_digest_settings(py, digest_type, &password, None).map_err(|e| naming(py, "digest_type", e))?;
+    ledger_digest_settings(py, None, &password, ledger_metadata).map_err(|e| naming(py, "ledger_metadata", e))?;
     Ok(())
 }
 

@@ -14,14 +14,14 @@ use arrow_array::{Array, ArrayRef, GenericBinaryArray, OffsetSizeTrait, RecordBa
 use arrow_buffer::Buffer;
 use arrow_schema::{DataType, FieldRef, Schema, SchemaRef};
 
-use super::reader_columns::{entry_columns, error_columns, Column, Fields, SingleRowValues, Run};
+use super::reader_columns::{entry_columns, error_columns, Column, Fields, SingleRowValues, CleanEntries};
 use super::payload::PayloadMode;
-use crate::digest_check::{CheckedEntry, DigestChecker, LookAhead, Outcome, Verdict, GROUP_LEN};
+use crate::digest_check::{CheckedEntry, DigestChecker, LookAhead, Outcome, DigestStatus, GROUP_LEN};
 use crate::digest_policy::DigestPolicy;
 use crate::entry::{EntryHeader, HeaderLayout};
 use crate::error::{Error, ErrorKind, Result};
 use crate::files::scan::{entry_error_kind, entry_message, ScannedEntry};
-use crate::ledger_digests::LedgerDigests;
+use crate::ledger_digest_settings::LedgerDigestSettings;
 
 /// What happens to an entry that cannot be decoded or fails its checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -89,11 +89,11 @@ impl EntryDecoder {
     /// bytes to reserve); both should come from input sizes, never from fields read
     /// out of the entries.
     pub fn new(options: EntryBatchOptions, policy: DigestPolicy, password: &[u8], verify: bool, rows: usize, payload_bytes: usize) -> Self {
-        Self::with_digests(options, LedgerDigests::new(policy, password), verify, rows, payload_bytes)
+        Self::with_digests(options, LedgerDigestSettings::new(policy, password), verify, rows, payload_bytes)
     }
 
     /// [`EntryDecoder::new`] under any digest settings (a password given empty, say).
-    pub fn with_digests(options: EntryBatchOptions, digests: LedgerDigests, verify: bool, rows: usize, payload_bytes: usize) -> Self {
+    pub fn with_digests(options: EntryBatchOptions, digests: LedgerDigestSettings, verify: bool, rows: usize, payload_bytes: usize) -> Self {
         let policy = digests.default_policy();
         let mut columns = entry_columns(options.payload, rows, payload_bytes, false);
         if options.on_error == OnError::Flag {
@@ -103,7 +103,7 @@ impl EntryDecoder {
             header: EntryHeader::new(0, 0, 0, 0, 0),
             digest_type: None,
             payload_at: 0,
-            verdict: Verdict::NotAsked,
+            verdict: DigestStatus::NotAsked,
         };
         EntryDecoder {
             options,
@@ -164,9 +164,9 @@ impl EntryDecoder {
             }
             let verified = self.checker.check_group(&raw[..k], run);
             if verified > 0 {
-                let run = Run { entries: &self.run[..verified], raw: &raw[..verified] };
+                let run = CleanEntries { entries: &self.run[..verified], raw: &raw[..verified] };
                 for c in &mut self.columns {
-                    c.push_run(&run);
+                    c.push_clean_entries(&run);
                 }
                 self.rows += verified;
                 i += verified;
@@ -197,9 +197,9 @@ impl EntryDecoder {
             Outcome::Framed(checked, None) => {
                 let entry = ScannedEntry { offset: index as u64, at: 0, len: bytes.len(), checked };
                 let raw = [bytes];
-                let run = Run { entries: std::slice::from_ref(&entry), raw: &raw };
+                let run = CleanEntries { entries: std::slice::from_ref(&entry), raw: &raw };
                 for c in &mut self.columns {
-                    c.push_run(&run);
+                    c.push_clean_entries(&run);
                 }
                 self.rows += 1;
             }
@@ -225,7 +225,7 @@ impl EntryDecoder {
                     fields: Fields::partial(bytes),
                     digest_type: declared,
                     error: Some(entry_message(&error)),
-                    error_kind: Some(entry_error_kind(Verdict::NotAsked, Some(error.kind))),
+                    error_kind: Some(entry_error_kind(DigestStatus::NotAsked, Some(error.kind))),
                     ..SingleRowValues::default()
                 };
                 self.push_row(&row);

@@ -25,7 +25,7 @@ use arrow_schema::{ArrowError, FieldRef, Schema, SchemaRef};
 
 use super::reader_columns::{
     constant_column, entry_columns, error_columns, explicit_lac_column, location_column, offset_column,
-    record_bytes_column, record_size_column, record_type_column, Column, Fields, SingleRowValues, Run,
+    record_bytes_column, record_size_column, record_type_column, Column, Fields, SingleRowValues, CleanEntries,
 };
 use super::entries::{EntryBatchOptions, OnError};
 use super::payload::PayloadMode;
@@ -35,11 +35,11 @@ use crate::entry::HeaderLayout;
 use crate::error::{Error, Result};
 use crate::files::entry_log::{self, EntryLogFacts, EntryLogFraming};
 use crate::files::journal::{self, JournalFacts, JournalFraming};
-use crate::files::scan::{gap_message, Fill, OtherRecord, RecordFormat, RecordScan, SingleRow, ScanSink, ScanSettings, ScannedEntry};
+use crate::files::scan::{gap_message, Fill, OtherRecord, RecordFormat, RecordScan, SingleRow, ScanSink, RecordScanSettings, ScannedEntry};
 use crate::files::source::{FileSource, ReadAt};
 use crate::files::window::View;
 use crate::files::GapKind;
-use crate::ledger_digests::LedgerDigests;
+use crate::ledger_digest_settings::LedgerDigestSettings;
 
 /// Rows per batch unless asked otherwise.
 pub const DEFAULT_BATCH_ROWS: usize = 65_536;
@@ -49,11 +49,11 @@ pub const DEFAULT_BATCH_BYTES: usize = 8 << 20;
 
 /// How a bookie-file reader scans and what rows it builds.
 #[derive(Debug, Clone)]
-pub struct FileScanOptions {
+pub struct FileReaderOptions {
     pub entries: EntryBatchOptions,
     /// Check each entry's digest (digest types are still inferred when not given).
     pub verify: bool,
-    pub digests: LedgerDigests,
+    pub digests: LedgerDigestSettings,
     /// A batch ends after this many rows...
     pub batch_rows: usize,
     /// ...or once its entries add up to this many bytes.
@@ -68,9 +68,9 @@ pub struct FileScanOptions {
     pub columns: Option<Vec<String>>,
 }
 
-impl FileScanOptions {
-    pub fn new(entries: EntryBatchOptions, digests: LedgerDigests) -> Self {
-        FileScanOptions {
+impl FileReaderOptions {
+    pub fn new(entries: EntryBatchOptions, digests: LedgerDigestSettings) -> Self {
+        FileReaderOptions {
             entries,
             verify: true,
             digests,
@@ -92,8 +92,8 @@ impl FileScanOptions {
         Ok(())
     }
 
-    fn scan_settings(&self) -> ScanSettings {
-        ScanSettings {
+    fn scan_settings(&self) -> RecordScanSettings {
+        RecordScanSettings {
             digests: self.digests.clone(),
             verify: self.verify,
             start: self.start,
@@ -201,7 +201,7 @@ struct FileBatchBuilder<K> {
 }
 
 impl<K: FileKind> FileBatchBuilder<K> {
-    fn new(kind: K, options: &FileScanOptions, rows: usize) -> Self {
+    fn new(kind: K, options: &FileReaderOptions, rows: usize) -> Self {
         let payload_bytes = options.batch_bytes.saturating_mul(2);
         let mut columns = kind.leading(rows);
         columns.extend(entry_columns(options.entries.payload, rows, payload_bytes, true));
@@ -242,9 +242,9 @@ impl<K: FileKind> ScanSink for FileBatchBuilder<K> {
             for (r, e) in raw.iter_mut().zip(chunk) {
                 *r = view.get(e.at, e.len).expect("a run's entries are in the window");
             }
-            let run = Run { entries: chunk, raw: &raw[..chunk.len()] };
+            let run = CleanEntries { entries: chunk, raw: &raw[..chunk.len()] };
             for c in &mut self.columns {
-                c.push_run(&run);
+                c.push_clean_entries(&run);
             }
             self.rows += chunk.len();
         }
@@ -321,14 +321,14 @@ pub(crate) struct RecordFileReader<K: FileKind> {
     scan: RecordScan<K::Format>,
     rows: FileBatchBuilder<K>,
     schema: SchemaRef,
-    options: FileScanOptions,
+    options: FileReaderOptions,
     /// Raised after the batch of rows that came before it.
     pending: Option<Error>,
     done: bool,
 }
 
 impl<K: FileKind> RecordFileReader<K> {
-    fn new(scan: RecordScan<K::Format>, kind: K, options: FileScanOptions) -> Self {
+    fn new(scan: RecordScan<K::Format>, kind: K, options: FileReaderOptions) -> Self {
         let rows = FileBatchBuilder::new(kind, &options, options.batch_rows.min(8192));
         RecordFileReader { schema: rows.schema(), scan, rows, options, pending: None, done: false }
     }
@@ -396,7 +396,7 @@ pub struct EntryLogBatchReader {
 impl EntryLogBatchReader {
     /// Opens `path`; the log id comes from the file name (`<hex>.log`) unless
     /// `log_id` is given, and without one `log_id` and `location` are null.
-    pub fn open(path: impl AsRef<Path>, log_id: Option<i64>, options: FileScanOptions) -> Result<Self> {
+    pub fn open(path: impl AsRef<Path>, log_id: Option<i64>, options: FileReaderOptions) -> Result<Self> {
         let path = path.as_ref();
         let log_id = log_id.or_else(|| entry_log::log_id_from_path(path));
         Self::new(Arc::new(FileSource::open(path)?), log_id, options)
@@ -404,7 +404,7 @@ impl EntryLogBatchReader {
 
     /// A reader over any source. A damaged header (or an empty file) is the first
     /// row, not a refusal: the records after it are read as the layout they support.
-    pub fn new(source: Arc<dyn ReadAt>, log_id: Option<i64>, options: FileScanOptions) -> Result<Self> {
+    pub fn new(source: Arc<dyn ReadAt>, log_id: Option<i64>, options: FileReaderOptions) -> Result<Self> {
         options.validate()?;
         let log_id = log_id
             .map(|id| {
@@ -464,7 +464,7 @@ pub struct JournalBatchReader {
 impl JournalBatchReader {
     /// Opens `path`; the journal id comes from the file name (`<hex>.txn`) unless
     /// `journal_id` is given (without either, `journal_id` is null).
-    pub fn open(path: impl AsRef<Path>, journal_id: Option<i64>, include_padding: bool, options: FileScanOptions) -> Result<Self> {
+    pub fn open(path: impl AsRef<Path>, journal_id: Option<i64>, include_padding: bool, options: FileReaderOptions) -> Result<Self> {
         let path = path.as_ref();
         let journal_id = journal_id.or_else(|| journal::journal_id_from_path(path));
         Self::new(Arc::new(FileSource::open(path)?), journal_id, include_padding, None, options)
@@ -477,7 +477,7 @@ impl JournalBatchReader {
         journal_id: Option<i64>,
         include_padding: bool,
         last_mark: Option<u64>,
-        options: FileScanOptions,
+        options: FileReaderOptions,
     ) -> Result<Self> {
         options.validate()?;
         let (scan, facts) = journal::open_scan(source, &options.scan_settings(), last_mark)?;
@@ -521,12 +521,12 @@ impl BatchStream for JournalBatchReader {
 }
 
 /// The schema [`EntryLogBatchReader`] produces under `options`.
-pub fn entry_log_schema(options: &FileScanOptions) -> SchemaRef {
+pub fn entry_log_schema(options: &FileReaderOptions) -> SchemaRef {
     FileBatchBuilder::new(EntryLogKind { log_id: None }, options, 0).schema()
 }
 
 /// The schema [`JournalBatchReader`] produces under `options`.
-pub fn journal_schema(options: &FileScanOptions) -> SchemaRef {
+pub fn journal_schema(options: &FileReaderOptions) -> SchemaRef {
     FileBatchBuilder::new(JournalKind { journal_id: None, include_padding: false }, options, 0).schema()
 }
 

@@ -16,7 +16,7 @@ pub mod index_file;
 pub use primitive_column::PrimitiveColumn;
 pub use entries::{entry_bytes, EntryBatchOptions, EntryDecoder, OnError};
 pub use file_reader::{
-    entry_log_schema, error_kinds, journal_schema, ArrowBatchReader, BatchStream, EntryLogBatchReader, FileScanOptions,
+    entry_log_schema, error_kinds, journal_schema, ArrowBatchReader, BatchStream, EntryLogBatchReader, FileReaderOptions,
     JournalBatchReader, DEFAULT_BATCH_BYTES, DEFAULT_BATCH_ROWS,
 };
 pub use index_file::{index_schema, IndexBatchReader};

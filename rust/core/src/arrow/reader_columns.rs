@@ -2,7 +2,7 @@
 //! is a list of them (`entry_columns` here, the file readers' lists in
 //! `file_reader.rs`). Adding a column is one entry in a list.
 //!
-//! Rows arrive in two shapes: runs of clean entries ([`Run`], appended a column at
+//! Rows arrive in two shapes: runs of clean entries ([`CleanEntries`], appended a column at
 //! a time, the hot path), and single rows of any other kind ([`SingleRowValues`]: a flagged
 //! or unframed entry, a journal record, a damaged span, a null input).
 
@@ -25,7 +25,7 @@ use crate::files::window::Frozen;
 use crate::files::Location;
 
 /// Clean entries in file (or input) order, and each one's bytes.
-pub(crate) struct Run<'a> {
+pub(crate) struct CleanEntries<'a> {
     pub entries: &'a [ScannedEntry],
     pub raw: &'a [&'a [u8]],
 }
@@ -134,7 +134,7 @@ impl<'a> SingleRowValues<'a> {
 pub(crate) trait Column: Send {
     fn field(&self) -> FieldRef;
     /// Appends a run of clean entries.
-    fn push_run(&mut self, run: &Run<'_>);
+    fn push_clean_entries(&mut self, run: &CleanEntries<'_>);
     /// Appends one row of any other kind.
     fn push_row(&mut self, row: &SingleRowValues<'_>);
     /// For payload views: the caller's buffers the next rows' bytes live in.
@@ -165,7 +165,7 @@ where
     }
 
     #[inline]
-    fn push_run(&mut self, run: &Run<'_>) {
+    fn push_clean_entries(&mut self, run: &CleanEntries<'_>) {
         let f = &self.of_entry;
         self.values.extend(run.entries.iter().map(|e| f(&e.checked)));
     }
@@ -203,7 +203,7 @@ impl Column for DigestTypeColumn {
     }
 
     #[inline]
-    fn push_run(&mut self, run: &Run<'_>) {
+    fn push_clean_entries(&mut self, run: &CleanEntries<'_>) {
         self.codes.extend(run.entries.iter().map(|e| e.checked.digest_type.map_or(0, DigestType::proto_value)));
     }
 
@@ -258,7 +258,7 @@ impl Column for DigestOkColumn {
     }
 
     #[inline]
-    fn push_run(&mut self, run: &Run<'_>) {
+    fn push_clean_entries(&mut self, run: &CleanEntries<'_>) {
         // Runs of one verdict (the common case) go in at once.
         let mut rest = run.entries;
         while let Some(first) = rest.first() {
@@ -303,7 +303,7 @@ impl Column for UncheckedReasonColumn {
     }
 
     #[inline]
-    fn push_run(&mut self, run: &Run<'_>) {
+    fn push_clean_entries(&mut self, run: &CleanEntries<'_>) {
         self.codes.extend(run.entries.iter().map(|e| Self::code(e.checked.verdict.unchecked())));
     }
 
@@ -357,7 +357,7 @@ impl Column for PayloadColumn {
     }
 
     #[inline]
-    fn push_run(&mut self, run: &Run<'_>) {
+    fn push_clean_entries(&mut self, run: &CleanEntries<'_>) {
         if let Some(d) = &mut self.deferred {
             d.extend(run.entries.iter().map(|e| e.payload()));
             return;
@@ -436,7 +436,7 @@ impl Column for SparseText {
         Arc::new(Field::new(self.name, DataType::Utf8, true))
     }
 
-    fn push_run(&mut self, run: &Run<'_>) {
+    fn push_clean_entries(&mut self, run: &CleanEntries<'_>) {
         self.rows += run.entries.len();
     }
 
@@ -552,7 +552,7 @@ impl Column for PayloadHashColumn {
     }
 
     #[inline]
-    fn push_run(&mut self, run: &Run<'_>) {
+    fn push_clean_entries(&mut self, run: &CleanEntries<'_>) {
         for (e, r) in run.entries.iter().zip(run.raw) {
             let at = e.checked.payload_at as usize;
             self.push((at > 0).then(|| &r[at..]));
@@ -596,7 +596,7 @@ where
     }
 
     #[inline]
-    fn push_run(&mut self, run: &Run<'_>) {
+    fn push_clean_entries(&mut self, run: &CleanEntries<'_>) {
         for e in run.entries {
             self.values.push_option((self.of_entry)(e));
         }
@@ -633,7 +633,7 @@ impl Column for OffsetColumn {
     }
 
     #[inline]
-    fn push_run(&mut self, run: &Run<'_>) {
+    fn push_clean_entries(&mut self, run: &CleanEntries<'_>) {
         if self.sizes {
             self.values.extend(run.entries.iter().map(|e| e.len as i64));
         } else {
@@ -666,7 +666,7 @@ impl Column for Constant {
         Arc::new(Field::new(self.name, DataType::Int64, true))
     }
 
-    fn push_run(&mut self, run: &Run<'_>) {
+    fn push_clean_entries(&mut self, run: &CleanEntries<'_>) {
         self.rows += run.entries.len();
     }
 
@@ -724,7 +724,7 @@ impl Column for RecordTypeColumn {
         Arc::new(Field::new("record_type", DataType::Utf8, false))
     }
 
-    fn push_run(&mut self, run: &Run<'_>) {
+    fn push_clean_entries(&mut self, run: &CleanEntries<'_>) {
         self.push_n("entry", run.entries.len());
     }
 
@@ -769,7 +769,7 @@ impl Column for RecordBytes {
         Arc::new(Field::new(self.name, DataType::Binary, true))
     }
 
-    fn push_run(&mut self, run: &Run<'_>) {
+    fn push_clean_entries(&mut self, run: &CleanEntries<'_>) {
         self.nulls_owed += run.entries.len();
     }
 

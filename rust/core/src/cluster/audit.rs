@@ -38,7 +38,7 @@ use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use super::inventory::{Verdict, BOOKIE_ID_METADATA_KEY};
+use super::inventory::{CopyVerdict, BOOKIE_ID_METADATA_KEY};
 use super::placement::{segment_index, write_set, Quorums};
 use crate::error::{Error, Result};
 use crate::metadata::{LedgerMetadata, LedgerState};
@@ -203,9 +203,9 @@ impl Audit {
                     b
                 }
             };
-            let v = Verdict::from_name(verdict.value(i))
+            let v = CopyVerdict::from_name(verdict.value(i))
                 .ok_or_else(|| Error::invalid_argument(format!("unknown verdict {:?} in an inventory", verdict.value(i))))?;
-            if v == Verdict::Unreadable {
+            if v == CopyVerdict::Unreadable {
                 self.incomplete[b as usize] = true;
                 continue;
             }
@@ -222,8 +222,8 @@ impl Audit {
                 ledger: l,
                 bookie: b,
                 verdict: match v {
-                    Verdict::Verified => VERIFIED,
-                    Verdict::Unchecked => UNCHECKED,
+                    CopyVerdict::Verified => VERIFIED,
+                    CopyVerdict::Unchecked => UNCHECKED,
                     _ => BAD,
                 },
                 entry: entry.value(i),
@@ -321,7 +321,7 @@ struct LedgerAudit<'a> {
     max_lac: i64,
     copies: &'a [CopyRow],
     incomplete: &'a [bool],
-    runs: Runs,
+    runs: StatusRuns,
     counts: [u64; Status::ALL.len()],
 }
 
@@ -365,7 +365,7 @@ fn push_unique(v: &mut Vec<u16>, b: u16) {
 
 impl<'a> LedgerAudit<'a> {
     fn new(key: (i64, i64), copies: &'a [CopyRow], incomplete: &'a [bool], max_lac: i64) -> Self {
-        LedgerAudit { key, max_lac, copies, incomplete, runs: Runs::default(), counts: [0; Status::ALL.len()] }
+        LedgerAudit { key, max_lac, copies, incomplete, runs: StatusRuns::default(), counts: [0; Status::ALL.len()] }
     }
 
     /// The copies grouped by entry id, in entry order.
@@ -587,12 +587,12 @@ impl Placement {
 
 /// Consecutive entries with one status: open runs, one per status.
 #[derive(Default)]
-struct Runs {
+struct StatusRuns {
     open: HashMap<Status, (i64, i64, BTreeSet<u16>)>,
     done: Vec<(i64, i64, Status, BTreeSet<u16>)>,
 }
 
-impl Runs {
+impl StatusRuns {
     fn add(&mut self, entry: i64, status: Status, bookies: &[u16]) {
         self.add_span(entry, entry, status, bookies);
     }

@@ -18,7 +18,7 @@ use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, BooleanArray, DictionaryArray, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use crate::arrow::{BatchStream, EntryLogBatchReader, FileScanOptions, JournalBatchReader};
+use crate::arrow::{BatchStream, EntryLogBatchReader, FileReaderOptions, JournalBatchReader};
 use crate::digest::DigestType;
 use crate::error::{Error, Result};
 use crate::files::entry_log::log_id_from_path;
@@ -28,7 +28,7 @@ use crate::path_text::escape_path;
 
 /// What a copy's digest says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Verdict {
+pub enum CopyVerdict {
     /// The digest verifies: these are the bytes the writer sent.
     Verified,
     /// It was not checked (HMAC without its password): present, not vouched for.
@@ -41,26 +41,26 @@ pub enum Verdict {
     Unreadable,
 }
 
-impl Verdict {
-    pub const ALL: [Verdict; 5] = [Verdict::Verified, Verdict::Unchecked, Verdict::Failed, Verdict::Damaged, Verdict::Unreadable];
+impl CopyVerdict {
+    pub const ALL: [CopyVerdict; 5] = [CopyVerdict::Verified, CopyVerdict::Unchecked, CopyVerdict::Failed, CopyVerdict::Damaged, CopyVerdict::Unreadable];
 
     pub const fn as_str(self) -> &'static str {
         match self {
-            Verdict::Verified => "verified",
-            Verdict::Unchecked => "unchecked",
-            Verdict::Failed => "failed",
-            Verdict::Damaged => "damaged",
-            Verdict::Unreadable => "unreadable",
+            CopyVerdict::Verified => "verified",
+            CopyVerdict::Unchecked => "unchecked",
+            CopyVerdict::Failed => "failed",
+            CopyVerdict::Damaged => "damaged",
+            CopyVerdict::Unreadable => "unreadable",
         }
     }
 
-    pub fn from_name(name: &str) -> Option<Verdict> {
-        Verdict::ALL.into_iter().find(|v| v.as_str() == name)
+    pub fn from_name(name: &str) -> Option<CopyVerdict> {
+        CopyVerdict::ALL.into_iter().find(|v| v.as_str() == name)
     }
 
     /// Whether the copy holds the entry as written, as far as anything can tell.
     pub const fn is_good(self) -> bool {
-        matches!(self, Verdict::Verified | Verdict::Unchecked)
+        matches!(self, CopyVerdict::Verified | CopyVerdict::Unchecked)
     }
 }
 
@@ -261,7 +261,7 @@ impl Columns {
             lac,
             length,
             Self::coded(digest_type, DigestType::ALL.iter().map(|d| d.name()).collect()),
-            Self::coded(verdict, Verdict::ALL.iter().map(|v| v.as_str()).collect()),
+            Self::coded(verdict, CopyVerdict::ALL.iter().map(|v| v.as_str()).collect()),
             error_kind,
             error,
             size,
@@ -286,7 +286,7 @@ impl Columns {
             1,
             [nulls(), nulls(), nulls(), nulls(), nulls()],
             Int32Array::new_null(1),
-            Int32Array::from(vec![Verdict::Unreadable as i32]),
+            Int32Array::from(vec![CopyVerdict::Unreadable as i32]),
             [Arc::new(StringArray::from(vec![error.kind.as_str()])), Arc::new(StringArray::from(vec![error.to_string()]))],
             [nulls(), nulls()],
             Arc::new(Int64Array::from(vec![(error.offset > 0).then_some(error.offset as i64)])),
@@ -361,12 +361,12 @@ pub fn copies_of_batch(batch: &RecordBatch, source: CopySource, file: &str, cont
         let ok = digest_ok.and_then(|d| d.is_valid(i).then(|| d.value(i)));
         let error = error_kind.and_then(|e| e.is_valid(i).then(|| e.value(i)));
         let verdict = match (ok, error) {
-            (Some(true), _) => Verdict::Verified,
-            (Some(false), _) | (None, Some("digest_mismatch")) => Verdict::Failed,
-            (None, Some(_)) => Verdict::Damaged,
-            (None, None) => Verdict::Unchecked,
+            (Some(true), _) => CopyVerdict::Verified,
+            (Some(false), _) | (None, Some("digest_mismatch")) => CopyVerdict::Failed,
+            (None, Some(_)) => CopyVerdict::Damaged,
+            (None, None) => CopyVerdict::Unchecked,
         };
-        damaged |= verdict == Verdict::Damaged;
+        damaged |= verdict == CopyVerdict::Damaged;
         verdicts.push(verdict as i32);
         digest_codes.push(digest_type.and_then(|d| d.is_valid(i).then(|| d.value(i))).and_then(digest_code));
     }
@@ -376,7 +376,7 @@ pub fn copies_of_batch(batch: &RecordBatch, source: CopySource, file: &str, cont
             Arc::new(
                 each.iter()
                     .zip(&verdicts)
-                    .map(|(&i, &v)| (v != Verdict::Damaged as i32 && a.is_valid(i)).then(|| a.value(i)))
+                    .map(|(&i, &v)| (v != CopyVerdict::Damaged as i32 && a.is_valid(i)).then(|| a.value(i)))
                     .collect::<Int64Array>(),
             )
         };
@@ -464,7 +464,7 @@ impl From<PathBuf> for InventoryFile {
 pub struct InventoryReader {
     files: VecDeque<(InventoryFile, CopySource)>,
     current: Option<(Box<dyn BatchStream>, String, CopySource)>,
-    options: FileScanOptions,
+    options: FileReaderOptions,
     context: InventoryContext,
     schema: SchemaRef,
 }
@@ -472,7 +472,7 @@ pub struct InventoryReader {
 impl InventoryReader {
     /// `options` are the file readers' (digest settings, batch sizes); payloads are
     /// only hashed, where they lie, and errors are always flagged.
-    pub fn new(files: Vec<(InventoryFile, CopySource)>, mut options: FileScanOptions, context: InventoryContext) -> Self {
+    pub fn new(files: Vec<(InventoryFile, CopySource)>, mut options: FileReaderOptions, context: InventoryContext) -> Self {
         options.entries.payload = crate::arrow::PayloadMode::Hash;
         options.entries.on_error = crate::arrow::OnError::Flag;
         options.verify = true;

@@ -16,7 +16,7 @@ use std::path::Path;
 pub use audit::{findings_schema, ledgers_schema, Audit, AuditReport, Status};
 pub use inventory::{
     copies_of_batch, inventory_schema, ledger_flags_from_batches, CopySource, InventoryContext, InventoryFile, InventoryReader,
-    LedgerFlags, LocationIndex, Verdict, BOOKIE_ID_METADATA_KEY,
+    LedgerFlags, LocationIndex, CopyVerdict, BOOKIE_ID_METADATA_KEY,
 };
 pub use placement::{ensemble_index, stores, write_set, Quorums};
 

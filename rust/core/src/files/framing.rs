@@ -13,7 +13,7 @@
 //!   garbage size that fits in the file is caught by the last test and cannot
 //!   swallow the good records it covers (unless it points exactly at a later record
 //!   boundary, which framing alone cannot tell from a real size: then the entry's
-//!   digest, when it fails, gives the records back, see [`Chain::split_failed`]).
+//!   digest, when it fails, gives the records back, see [`RecordWalk::split_failed`]).
 //! - *sync point* (where the walk may resume after damage, and where byte ranges
 //!   start): the size field is below 16 MiB, the header passes strict tests (LAC
 //!   below the entry id, entry id below 2^40, length covering the payload, exact
@@ -24,7 +24,7 @@
 //!   an anchor whose marks survive damage to its content, see [`Framing::ends_chain`]), or,
 //!   for records up to 64 KiB, a configured digest verifies. Of two such records
 //!   starting less than 36 bytes apart (a real header and the same header read a
-//!   few bytes off), one is ruled out (see [`Chain::is_sync`]); a record whose
+//!   few bytes off), one is ruled out (see [`RecordWalk::is_sync`]); a record whose
 //!   digest verifies is never the one ruled out.
 //!
 //! Where the walk loses step (a size field that frames no record, zeros where a
@@ -102,13 +102,13 @@ pub(crate) const PADDING_BLOCK: usize = 4096;
 /// Digests the scanners may use to confirm a record where framing alone is ambiguous.
 /// Scanners never require a digest; without one they rely on framing only.
 #[derive(Debug, Clone, Default)]
-pub struct ScanOptions {
+pub struct FramingDigests {
     pub(crate) digesters: Vec<Digester>,
 }
 
-impl ScanOptions {
+impl FramingDigests {
     pub fn new() -> Self {
-        ScanOptions::default()
+        FramingDigests::default()
     }
 
     /// Adds a digest type to try (`password` matters only for HMAC). Logs that mix
@@ -216,7 +216,7 @@ struct ZeroRun {
 /// The walk over one file (or one byte range of it). Holds no borrow, so it can be
 /// kept beside the window it reads through and resumed step by step.
 #[derive(Debug, Clone)]
-pub(crate) struct Chain<K> {
+pub(crate) struct RecordWalk<K> {
     pos: usize,
     range_end: usize,
     /// The walk starts at the first sync point at or after `pos` (a range that
@@ -229,7 +229,7 @@ pub(crate) struct Chain<K> {
     sync: Option<SyncKnowledge>,
     zeros: Option<ZeroRun>,
     /// Whether the bytes from a position to the end are zeros but for a few flaws
-    /// (see [`Chain::nearly_zeros_to_end`]), once known.
+    /// (see [`RecordWalk::nearly_zeros_to_end`]), once known.
     tail: Option<(usize, bool)>,
 }
 
@@ -290,15 +290,15 @@ fn run_starts_at(v: &View<'_>, q: usize, byte: u8) -> Fetch<bool> {
     Ok(q == 0 || v.byte(q - 1)? != byte)
 }
 
-impl<K: Copy> Chain<K> {
+impl<K: Copy> RecordWalk<K> {
     /// A walk over `[start, end)` of a `len`-byte file whose records start at
     /// `data_start`. An entry belongs to the range its walk reaches it in (normally
     /// the range holding its size field); see the module notes for why tilings agree.
-    pub(crate) fn new(len: usize, data_start: usize, start: u64, end: u64) -> Chain<K> {
+    pub(crate) fn new(len: usize, data_start: usize, start: u64, end: u64) -> RecordWalk<K> {
         let to_usize = |v: u64| usize::try_from(v).unwrap_or(usize::MAX).min(len);
         let (start, end) = (to_usize(start), to_usize(end));
         let mut chain =
-            Chain { pos: len, range_end: end, seeking: false, done: true, queue: VecDeque::new(), sync: None, zeros: None, tail: None };
+            RecordWalk { pos: len, range_end: end, seeking: false, done: true, queue: VecDeque::new(), sync: None, zeros: None, tail: None };
         if start >= end || end <= data_start {
             return chain;
         }
@@ -313,13 +313,13 @@ impl<K: Copy> Chain<K> {
     }
 
     /// A walk that starts in step at `offset`, a known record boundary.
-    pub(crate) fn in_step_at(len: usize, offset: usize) -> Chain<K> {
-        Chain::new(len, offset.min(len), 0, u64::MAX)
+    pub(crate) fn in_step_at(len: usize, offset: usize) -> RecordWalk<K> {
+        RecordWalk::new(len, offset.min(len), 0, u64::MAX)
     }
 
     /// A copy of the walk that goes on past the range's end (to look ahead).
-    pub(crate) fn unbounded(&self) -> Chain<K> {
-        Chain { range_end: usize::MAX, ..self.clone() }
+    pub(crate) fn unbounded(&self) -> RecordWalk<K> {
+        RecordWalk { range_end: usize::MAX, ..self.clone() }
     }
 
     /// The file's data ends at `len` now (it shrank while read): forget what was
@@ -373,18 +373,18 @@ impl<K: Copy> Chain<K> {
         Ok(())
     }
 
-    /// The entry records [`Chain::next`] reaches one after another from here, as
+    /// The entry records [`RecordWalk::next`] reaches one after another from here, as
     /// `(offset, end)`, each of which it would accept with no decision left but
     /// `chain_ok || verifies`: the walk is in step (no queued gap), the record starts
     /// before the range end and ends within it, and it frames as an entry (no zeros,
     /// fill, anchor or damage on the way). Stops after `max` records, once their
     /// entries add up to `budget` bytes (the record crossing it included), or where
     /// the window ends ([`Need`] only when not even the first record is there). The
-    /// walk does not move; see [`Chain::accept_verified`].
+    /// walk does not move; see [`RecordWalk::accept_verified`].
     ///
     /// A caller that finds a record's digest verified may accept it without the
     /// look-ahead: `verifies` alone confirms it, whatever `chain_ok` would say.
-    pub(crate) fn entry_run<F: Framing<Kind = K>>(
+    pub(crate) fn clean_entries<F: Framing<Kind = K>>(
         &mut self,
         f: &F,
         v: &View<'_>,
@@ -436,7 +436,7 @@ impl<K: Copy> Chain<K> {
         !self.done && !self.seeking && self.queue.is_empty()
     }
 
-    /// Moves past the first records of an [`Chain::entry_run`] from here, `[offset,
+    /// Moves past the first records of an [`RecordWalk::clean_entries`] from here, `[offset,
     /// end)`, each of which a configured digest verified.
     pub(crate) fn accept_verified(&mut self, offset: usize, end: usize) {
         assert!(offset == self.pos && self.in_step() && offset < end, "verified records are the next ones");
@@ -734,7 +734,7 @@ impl<K: Copy> Chain<K> {
     }
 
     /// Whether a record starts at `p` that the walk may resynchronise on: it passes
-    /// [`Chain::frames_strongly`], and it is not the wrong one of two plausible
+    /// [`RecordWalk::frames_strongly`], and it is not the wrong one of two plausible
     /// records starting less than `SHIFT_WINDOW` bytes apart. Such pairs come from a
     /// real header seen a few bytes off (small ids shifted by a byte still look like
     /// ids):
@@ -918,7 +918,7 @@ impl<K: Copy> Chain<K> {
         result
     }
 
-    /// The search behind [`Chain::find_sync`]; on a [`Need`], also where it got to:
+    /// The search behind [`RecordWalk::find_sync`]; on a [`Need`], also where it got to:
     /// no sync point lies before that.
     fn search<F: Framing<Kind = K>>(&mut self, f: &F, v: &View<'_>, from: usize, limit: usize) -> Result<Option<usize>, (Need, usize)> {
         let len = v.len();
@@ -927,7 +927,7 @@ impl<K: Copy> Chain<K> {
         let run_limit = len.min(limit.saturating_add(3));
         let mut p = from;
         while p < limit {
-            let hay = v.run_from(p, limit).map_err(|n| (n, p))?;
+            let hay = v.contiguous_from(p, limit).map_err(|n| (n, p))?;
             let hit = if F::PADDING_MARKER { memchr2(0x00, 0xFF, hay) } else { memchr(0x00, hay) };
             let Some(k) = hit else {
                 p += hay.len();

@@ -6,7 +6,7 @@
 use zerocopy::FromBytes;
 
 use crate::entry::{decode_entry, parse_header, HeaderIds, HeaderLayout, HeaderView};
-use crate::files::framing::ScanOptions;
+use crate::files::framing::FramingDigests;
 
 /// Entry ids and ledger lengths at or above these are taken as random bytes when
 /// looking for a sync point (real ledgers are rolled long before).
@@ -14,7 +14,7 @@ pub(crate) const MAX_SYNC_ENTRY_ID: i64 = 1 << 40;
 const MAX_SYNC_LENGTH: i64 = 1 << 50;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Verdict {
+pub(crate) enum Plausibility {
     Plausible,
     Implausible,
     /// Not enough bytes to decide (only at the end of a file).
@@ -24,40 +24,40 @@ pub(crate) enum Verdict {
 /// `head`: the first bytes of an entry of `n` bytes (what the file holds, at least
 /// the 41 bytes of the longest header when the entry is complete).
 #[inline]
-pub(crate) fn entry_verdict(head: &[u8], n: usize, strict: bool) -> Verdict {
-    let Some(&first) = head.first() else { return Verdict::Short };
+pub(crate) fn entry_plausibility(head: &[u8], n: usize, strict: bool) -> Plausibility {
+    let Some(&first) = head.first() else { return Plausibility::Short };
     let layout = HeaderLayout::of(first);
     let digest_len = match layout {
         HeaderLayout::V1 => 0,
         HeaderLayout::V2(dt) => dt.len(),
-        HeaderLayout::Invalid => return Verdict::Implausible,
+        HeaderLayout::Invalid => return Plausibility::Implausible,
     };
     if n < layout.header_len() + digest_len {
-        return Verdict::Implausible;
+        return Plausibility::Implausible;
     }
     if !strict {
         // A V1 ledger id is non-negative by construction (bit 7 of its first byte is clear).
         let Some(Ok((ids, _))) = head.get(layout.fields_at()..).map(HeaderIds::ref_from_prefix) else {
-            return Verdict::Short;
+            return Plausibility::Short;
         };
-        return if ids.entry_id.get() < 0 { Verdict::Implausible } else { Verdict::Plausible };
+        return if ids.entry_id.get() < 0 { Plausibility::Implausible } else { Plausibility::Plausible };
     }
-    let Some((h, _)) = HeaderView::read(head) else { return Verdict::Short };
+    let Some((h, _)) = HeaderView::read(head) else { return Plausibility::Short };
     let (entry_id, lac, length) = (h.entry_id(), h.last_add_confirmed(), h.length());
     // An entry is sent before it can be confirmed, so its LAC is below its id; the
     // ledger length includes this entry's payload (at least n - header - 20-byte
     // digest); and no ledger reaches 2^40 entries or 2^50 bytes.
     let min_length = n as i64 - layout.header_len() as i64 - 20;
     if entry_id < 0 || lac < -1 || lac >= entry_id || entry_id >= MAX_SYNC_ENTRY_ID || length < min_length || length >= MAX_SYNC_LENGTH {
-        return Verdict::Implausible;
+        return Plausibility::Implausible;
     }
     if layout == HeaderLayout::V1 && entry_id >= 1 << 32 && entry_id & LOW_HALF == 0 && lac & LOW_HALF == 0 {
         // A V1 header seen four bytes on: its entry id and LAC are the real ones'
         // low halves shifted up (and the real ledger id's high half, the size field
         // of that view, is a record size when the ledger id is 2^37 or so).
-        return Verdict::Implausible;
+        return Plausibility::Implausible;
     }
-    Verdict::Plausible
+    Plausibility::Plausible
 }
 
 const LOW_HALF: i64 = 0xFFFF_FFFF;
@@ -67,22 +67,22 @@ const LOW_HALF: i64 = 0xFFFF_FFFF;
 /// is not judged: nothing after the record confirms it, and writers that do not
 /// keep a running length exist.
 #[inline]
-pub(crate) fn torn_entry_verdict(head: &[u8], n: usize) -> Verdict {
-    match entry_verdict(head, n, false) {
-        Verdict::Plausible => {}
+pub(crate) fn torn_entry_plausibility(head: &[u8], n: usize) -> Plausibility {
+    match entry_plausibility(head, n, false) {
+        Plausibility::Plausible => {}
         other => return other,
     }
-    let Some((h, _)) = HeaderView::read(head) else { return Verdict::Short };
+    let Some((h, _)) = HeaderView::read(head) else { return Plausibility::Short };
     let (entry_id, lac) = (h.entry_id(), h.last_add_confirmed());
     if entry_id >= MAX_SYNC_ENTRY_ID || lac < -1 || lac >= entry_id {
-        return Verdict::Implausible;
+        return Plausibility::Implausible;
     }
-    Verdict::Plausible
+    Plausibility::Plausible
 }
 
 /// Whether one of the configured digests verifies the entry (a V2 entry only under
 /// the digest type it declares).
-pub(crate) fn entry_verifies(options: &ScanOptions, bytes: &[u8]) -> bool {
+pub(crate) fn entry_verifies(options: &FramingDigests, bytes: &[u8]) -> bool {
     let Ok((_, declared)) = parse_header(bytes) else { return false };
     options.digesters.iter().any(|d| {
         let dt = d.digest_type();
@@ -101,23 +101,23 @@ mod tests {
     fn verdicts() {
         let d = Digester::new(DigestType::Crc32c, b"");
         let e = encode_entry(&EntryHeader::new(0, 5, 3, 2, 10), b"0123456789", &d).unwrap();
-        assert_eq!(entry_verdict(&e, e.len(), true), Verdict::Plausible);
-        assert_eq!(entry_verdict(&e[..20], e.len(), false), Verdict::Plausible);
-        assert_eq!(entry_verdict(&e[..20], e.len(), true), Verdict::Short);
-        assert_eq!(entry_verdict(&e, 20, false), Verdict::Implausible);
+        assert_eq!(entry_plausibility(&e, e.len(), true), Plausibility::Plausible);
+        assert_eq!(entry_plausibility(&e[..20], e.len(), false), Plausibility::Plausible);
+        assert_eq!(entry_plausibility(&e[..20], e.len(), true), Plausibility::Short);
+        assert_eq!(entry_plausibility(&e, 20, false), Plausibility::Implausible);
         // LAC not below the entry id: lenient yes, strict no.
         let odd = encode_entry(&EntryHeader::new(0, 5, 3, 3, 10), b"x", &d).unwrap();
-        assert_eq!(entry_verdict(&odd, odd.len(), false), Verdict::Plausible);
-        assert_eq!(entry_verdict(&odd, odd.len(), true), Verdict::Implausible);
+        assert_eq!(entry_plausibility(&odd, odd.len(), false), Plausibility::Plausible);
+        assert_eq!(entry_plausibility(&odd, odd.len(), true), Plausibility::Implausible);
         let v2 = encode_entry(&EntryHeader::new(9, -4, 0, -1, 1), b"y", &d).unwrap();
-        assert_eq!(entry_verdict(&v2, v2.len(), true), Verdict::Plausible);
-        assert_eq!(entry_verdict(&[0xF5; 64], 64, false), Verdict::Implausible);
+        assert_eq!(entry_plausibility(&v2, v2.len(), true), Plausibility::Plausible);
+        assert_eq!(entry_plausibility(&[0xF5; 64], 64, false), Plausibility::Implausible);
         // A V1 header four bytes on (a ledger id of 2^39 or so makes its size field
         // a record size): entry id and LAC multiples of 2^32.
         let e = encode_entry(&EntryHeader::new(0, 920_645_928_748, 2, 1, 90), &[7; 40], &d).unwrap();
         let view = &e[4..];
         assert_eq!(i32::from_be_bytes(e[..4].try_into().unwrap()), 214);
-        assert_eq!(entry_verdict(view, 214, false), Verdict::Plausible);
-        assert_eq!(entry_verdict(view, 214, true), Verdict::Implausible);
+        assert_eq!(entry_plausibility(view, 214, false), Plausibility::Plausible);
+        assert_eq!(entry_plausibility(view, 214, true), Plausibility::Implausible);
     }
 }

@@ -42,7 +42,7 @@ pub(crate) fn first_not(data: &[u8], from: usize, limit: usize, byte: u8) -> usi
 pub(crate) fn first_not_in(v: &View<'_>, from: usize, limit: usize, byte: u8, reached: &mut usize) -> Fetch<usize> {
     let mut at = from;
     while at < limit {
-        let run = match v.run_from(at, limit) {
+        let run = match v.contiguous_from(at, limit) {
             Ok(run) => run,
             Err(need) => {
                 *reached = at;

@@ -22,18 +22,18 @@
 
 use std::sync::Arc;
 
-use crate::digest_check::{follows_by_length, CheckedEntry, DigestChecker, LedgerKey, LookAhead, Outcome, Verdict, GROUP_LEN};
+use crate::digest_check::{follows_by_length, CheckedEntry, DigestChecker, LedgerKey, LookAhead, Outcome, DigestStatus, GROUP_LEN};
 use crate::error::{Error, ErrorKind, Result};
-use crate::files::framing::{entry_head_at, Chain, Framing, Step};
+use crate::files::framing::{entry_head_at, RecordWalk, Framing, Step};
 use crate::files::gap::{Gap, GapKind};
 use crate::files::source::ReadAt;
 use crate::files::window::{Frozen, Need, View, Window};
-use crate::ledger_digests::LedgerDigests;
+use crate::ledger_digest_settings::LedgerDigestSettings;
 
 /// How a scan reads and checks.
 #[derive(Debug, Clone)]
-pub struct ScanSettings {
-    pub digests: LedgerDigests,
+pub struct RecordScanSettings {
+    pub digests: LedgerDigestSettings,
     /// Check digests (types are inferred either way, to locate payloads).
     pub verify: bool,
     /// The byte range `[start, end)`; see `framing.rs` for how ranges tile.
@@ -46,9 +46,9 @@ pub struct ScanSettings {
     pub retain: bool,
 }
 
-impl ScanSettings {
-    pub fn new(digests: LedgerDigests) -> Self {
-        ScanSettings { digests, verify: true, start: 0, end: u64::MAX, raise: false, retain: false }
+impl RecordScanSettings {
+    pub fn new(digests: LedgerDigestSettings) -> Self {
+        RecordScanSettings { digests, verify: true, start: 0, end: u64::MAX, raise: false, retain: false }
     }
 }
 
@@ -162,7 +162,7 @@ const MAX_SYNC_RECORD_BYTES: usize = crate::files::framing::MAX_SYNC_RECORD;
 /// far as the look-ahead for a ledger's type reaches.
 pub(crate) const WARM_UP_BYTES: u64 = LOOK_AHEAD_BYTES as u64;
 
-/// Plain steps the run path sits out after a run took nothing (damage, entries
+/// Plain steps the clean path sits out after a run took nothing (damage, entries
 /// whose type needs inferring or that have no digest), so such files pay for its
 /// framing only now and then.
 const RUN_BACKOFF: u32 = 8;
@@ -171,7 +171,7 @@ const RUN_BACKOFF: u32 = 8;
 pub(crate) struct RecordScan<F: RecordFormat> {
     window: Window,
     framing: F,
-    chain: Chain<F::Kind>,
+    walk: RecordWalk<F::Kind>,
     /// Checks digests whatever the read asked: a digest that verifies confirms a
     /// record where framing alone would look ahead, so an unverified read frames as
     /// fast (and as well) as a verified one. Only its rows do not say.
@@ -208,18 +208,18 @@ pub(crate) struct RecordScan<F: RecordFormat> {
     looked_ahead: std::collections::HashSet<LedgerKey>,
     /// Warming up (see the module notes): the walk is before the range; the range's
     /// own walk.
-    warm: Option<Chain<F::Kind>>,
+    warm: Option<RecordWalk<F::Kind>>,
     done: bool,
 }
 
 impl<F: RecordFormat> RecordScan<F> {
-    pub(crate) fn new(source: Arc<dyn ReadAt>, framing: F, chain: Chain<F::Kind>, settings: &ScanSettings) -> Result<Self> {
+    pub(crate) fn new(source: Arc<dyn ReadAt>, framing: F, walk: RecordWalk<F::Kind>, settings: &RecordScanSettings) -> Result<Self> {
         let checker = DigestChecker::new(&settings.digests, true).with_dummy_chains();
-        let records_end = chain.position();
+        let records_end = walk.position();
         Ok(RecordScan {
             window: Window::new(source)?,
             framing,
-            chain,
+            walk,
             checker,
             report_digests: settings.verify,
             raise: settings.raise,
@@ -245,14 +245,14 @@ impl<F: RecordFormat> RecordScan<F> {
 
     /// Makes a range that starts past `data_start` (the first record) warm up first
     /// (see the module notes).
-    pub(crate) fn warm_up_from(&mut self, data_start: usize, settings: &ScanSettings) {
+    pub(crate) fn warm_up_from(&mut self, data_start: usize, settings: &RecordScanSettings) {
         let len = self.window.len();
         if settings.start <= data_start as u64 || settings.start >= settings.end.min(len as u64) {
             return;
         }
         let from = settings.start.saturating_sub(WARM_UP_BYTES);
-        let cold = std::mem::replace(&mut self.chain, Chain::new(len, data_start, from, settings.start));
-        self.records_end = self.chain.position();
+        let cold = std::mem::replace(&mut self.walk, RecordWalk::new(len, data_start, from, settings.start));
+        self.records_end = self.walk.position();
         self.warm = Some(cold);
     }
 
@@ -282,7 +282,7 @@ impl<F: RecordFormat> RecordScan<F> {
             // shrank): the range is read as it would be without warming up, and says
             // so itself if its own bytes fail too.
             self.start_range();
-            self.records_end = self.chain.position();
+            self.records_end = self.walk.position();
         }
     }
 
@@ -341,9 +341,9 @@ impl<F: RecordFormat> RecordScan<F> {
             if sink.rows() >= max_rows || self.batch_bytes >= max_bytes {
                 return Ok(Fill::More);
             }
-            if self.backoff == 0 && self.chain.in_step() && self.checker.verifies() {
+            if self.backoff == 0 && self.walk.in_step() && self.checker.verifies() {
                 let (rows_left, budget) = (max_rows - sink.rows(), max_bytes - self.batch_bytes);
-                match self.take_run(sink, rows_left, budget) {
+                match self.take_clean_entries(sink, rows_left, budget) {
                     Ok(true) => {
                         self.last_need = None;
                         continue;
@@ -367,7 +367,7 @@ impl<F: RecordFormat> RecordScan<F> {
                 }
             }
             self.backoff = self.backoff.saturating_sub(1);
-            let step = match self.chain.next(&self.framing, &self.window.view()) {
+            let step = match self.walk.next(&self.framing, &self.window.view()) {
                 Ok(step) => {
                     self.last_need = None;
                     step
@@ -402,18 +402,18 @@ impl<F: RecordFormat> RecordScan<F> {
     /// the data): the range's own walk starts, knowing what the warm-up learned.
     fn start_range(&mut self) {
         let Some(cold) = self.warm.take() else { return };
-        self.chain = cold;
+        self.walk = cold;
         (self.held_step, self.last_need, self.backoff, self.batch_keep, self.batch_bytes) = (None, None, 0, None, 0);
-        self.window.release(self.chain.position());
+        self.window.release(self.walk.position());
     }
 
-    /// The run path: the entries from the walk's position that frame without
+    /// The clean path: the entries from the walk's position that frame without
     /// look-ahead and whose digests verify, checked together. False when it took
     /// none.
-    fn take_run(&mut self, sink: &mut dyn ScanSink, rows_left: usize, budget: usize) -> std::result::Result<bool, Need> {
+    fn take_clean_entries(&mut self, sink: &mut dyn ScanSink, rows_left: usize, budget: usize) -> std::result::Result<bool, Need> {
         self.records.clear();
         let view = self.window.view();
-        self.chain.entry_run(&self.framing, &view, rows_left.min(GROUP_LEN), budget, &mut self.records)?;
+        self.walk.clean_entries(&self.framing, &view, rows_left.min(GROUP_LEN), budget, &mut self.records)?;
         if self.records.is_empty() {
             return Ok(false);
         }
@@ -431,11 +431,11 @@ impl<F: RecordFormat> RecordScan<F> {
         self.run.truncate(k);
         if !self.report_digests {
             for e in &mut self.run {
-                e.checked.verdict = Verdict::NotAsked;
+                e.checked.verdict = DigestStatus::NotAsked;
             }
         }
         let (first, last) = (self.records[0].0, self.records[k - 1].1);
-        self.chain.accept_verified(first, last);
+        self.walk.accept_verified(first, last);
         self.batch_keep.get_or_insert(first);
         self.batch_bytes += last - first - 4 * k;
         self.records_end = last;
@@ -478,14 +478,14 @@ impl<F: RecordFormat> RecordScan<F> {
     /// question) stays in the window.
     fn look_ahead(&mut self, ledger: LedgerKey, keep: usize) {
         // (Past the range's end too: what is learned decides no framing.)
-        let mut chain = self.chain.unbounded();
-        let from = chain.position();
+        let mut walk = self.walk.unbounded();
+        let from = walk.position();
         let mut learned = LookAhead::new(ledger);
         let mut records = 0;
         // With payload views, the batch's rows so far point into the window too.
         let hold = if self.retain { self.batch_keep.map_or(keep, |b| b.min(keep)) } else { keep };
         loop {
-            let step = match chain.next(&self.framing, &self.window.view()) {
+            let step = match walk.next(&self.framing, &self.window.view()) {
                 Ok(Some(step)) => step,
                 Ok(None) => break,
                 Err(need) => {
@@ -556,7 +556,7 @@ impl<F: RecordFormat> RecordScan<F> {
                 }
                 let mismatch = matches!(&outcome, Outcome::Framed(_, Some(e)) if e.kind == ErrorKind::DigestMismatch);
                 let unconfirmed = self.checker.span_unconfirmed();
-                let unchecked = matches!(&outcome, Outcome::Framed(c, None) if matches!(c.verdict, Verdict::Unchecked(_)));
+                let unchecked = matches!(&outcome, Outcome::Framed(c, None) if matches!(c.verdict, DigestStatus::Unchecked(_)));
                 // An unchecked entry whose size and length fields agree may still have
                 // lost bytes from inside: the record after it then lacks its ledger's
                 // previous entry, which this one may hold.
@@ -582,7 +582,7 @@ impl<F: RecordFormat> RecordScan<F> {
                     // Unverified reads say nothing of digests (what the digest check
                     // found of the entry's own framing, a length chain, neither).
                     if let Outcome::Framed(checked, _) = outcome {
-                        outcome = Outcome::Framed(CheckedEntry { verdict: Verdict::NotAsked, ..checked }, None);
+                        outcome = Outcome::Framed(CheckedEntry { verdict: DigestStatus::NotAsked, ..checked }, None);
                     }
                 }
                 let view = self.window.view();
@@ -613,7 +613,7 @@ impl<F: RecordFormat> RecordScan<F> {
                         if self.raise {
                             return Err(self.locate(error.at_base(offset as u64 + 4)));
                         }
-                        let kind = entry_error_kind(Verdict::NotAsked, Some(error.kind));
+                        let kind = entry_error_kind(DigestStatus::NotAsked, Some(error.kind));
                         sink.row(&view, SingleRow::UnframedEntry { offset: offset as u64, bytes, message: entry_message(&error), kind });
                     }
                 }
@@ -656,12 +656,12 @@ impl<F: RecordFormat> RecordScan<F> {
         }
     }
 
-    /// [`Chain::split_failed`] on the entry `[offset, end)` just taken, fetching what
+    /// [`RecordWalk::split_failed`] on the entry `[offset, end)` just taken, fetching what
     /// it needs while the entry stays in the window.
     fn split_failed(&mut self, offset: usize, end: usize, unchecked: bool) -> Option<Step<F::Kind>> {
         let hold = if self.retain { self.batch_keep.map_or(offset, |b| b.min(offset)) } else { offset };
         loop {
-            match self.chain.split_failed(&self.framing, &self.window.view(), offset, end, unchecked, follows_by_length) {
+            match self.walk.split_failed(&self.framing, &self.window.view(), offset, end, unchecked, follows_by_length) {
                 Ok(step) => return step,
                 Err(need) => {
                     if !matches!(self.window.fetch(need, hold, hold), Ok(true)) {
@@ -723,7 +723,7 @@ impl<F: RecordFormat> RecordScan<F> {
                 "internal: the scan asked twice for the same {} bytes at byte {}; stopping rather than looping",
                 need.len, need.at))));
         }
-        let pos = self.chain.position();
+        let pos = self.walk.position();
         let keep = if self.retain { self.batch_keep.unwrap_or(pos).min(pos) } else { pos };
         match self.window.fetch(need, keep, pos) {
             Ok(true) => Ok(true),
@@ -737,7 +737,7 @@ impl<F: RecordFormat> RecordScan<F> {
                 let now = (e.offset as usize).min(self.window.source().current_len().map_or(usize::MAX, |l| l as usize));
                 self.shrank = Some((now, old, e.detail.clone()));
                 self.window.clamp(now);
-                self.chain.clamp(now);
+                self.walk.clamp(now);
                 Ok(true)
             }
             Err(e) if self.raise => Err(self.locate(e)),
@@ -746,7 +746,7 @@ impl<F: RecordFormat> RecordScan<F> {
                 let len = self.window.source().len() as usize;
                 let at = need.at.max(pos).min(len);
                 self.window.clamp(pos);
-                self.chain.clamp(pos);
+                self.walk.clamp(pos);
                 self.add_trailing(Gap { offset: at as u64, len: (len - at) as u64, kind: GapKind::Unreadable }, e.message());
                 Ok(true)
             }
@@ -757,7 +757,7 @@ impl<F: RecordFormat> RecordScan<F> {
     /// file that shrank is clamped as there, and the error returned for the caller
     /// to say what became of the record.
     fn fetch_whole(&mut self, need: Need) -> Result<bool> {
-        let pos = self.chain.position().min(need.at);
+        let pos = self.walk.position().min(need.at);
         let keep = if self.retain { self.batch_keep.unwrap_or(pos).min(pos) } else { pos };
         match self.window.fetch_whole(need, keep, pos) {
             Ok(fetched) => Ok(fetched),
@@ -766,7 +766,7 @@ impl<F: RecordFormat> RecordScan<F> {
                 let now = (e.offset as usize).min(self.window.source().current_len().map_or(usize::MAX, |l| l as usize));
                 self.shrank = Some((now, old, e.detail.clone()));
                 self.window.clamp(now);
-                self.chain.clamp(now);
+                self.walk.clamp(now);
                 Err(self.locate(e))
             }
             Err(e) => Err(self.locate(e)),
@@ -777,7 +777,7 @@ impl<F: RecordFormat> RecordScan<F> {
     /// rows point into (the window goes on in a new buffer); otherwise the window
     /// forgets what the scan has passed.
     pub fn finish_batch(&mut self) -> Option<Frozen> {
-        let pos = self.chain.position();
+        let pos = self.walk.position();
         let first = self.batch_keep.take();
         if self.retain {
             // A batch holding a small part of the window (few rows, or the file's last
@@ -806,7 +806,7 @@ fn empty_checked() -> CheckedEntry {
         header: crate::entry::EntryHeader::new(0, 0, 0, 0, 0),
         digest_type: None,
         payload_at: 0,
-        verdict: Verdict::NotAsked,
+        verdict: DigestStatus::NotAsked,
     }
 }
 
@@ -838,13 +838,13 @@ pub fn entry_message(e: &Error) -> String {
 }
 
 /// The stable name of what is wrong with an entry row, for the `error_kind` column.
-pub fn entry_error_kind(verdict: Verdict, unframed: Option<ErrorKind>) -> &'static str {
+pub fn entry_error_kind(verdict: DigestStatus, unframed: Option<ErrorKind>) -> &'static str {
     match (verdict, unframed) {
         (_, Some(ErrorKind::Truncated)) => "truncated_entry",
         (_, Some(ErrorKind::UnsupportedVersion)) => "bad_entry_version",
         (_, Some(ErrorKind::DigestTypeMismatch)) => "digest_type_mismatch",
         (_, Some(_)) => "bad_entry",
-        (Verdict::Mismatch, None) => "digest_mismatch",
+        (DigestStatus::Mismatch, None) => "digest_mismatch",
         _ => "bad_entry",
     }
 }

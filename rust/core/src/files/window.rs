@@ -153,7 +153,7 @@ impl<'a> View<'a> {
     /// The bytes from `at` up to `limit` (at most) that the window holds in one
     /// piece, at least one byte: for loops that scan a long way.
     #[inline]
-    pub fn run_from(&self, at: usize, limit: usize) -> Fetch<&'a [u8]> {
+    pub fn contiguous_from(&self, at: usize, limit: usize) -> Fetch<&'a [u8]> {
         debug_assert!(at < limit && limit <= self.len);
         let rel = at.wrapping_sub(self.base);
         if rel < self.data.len() {

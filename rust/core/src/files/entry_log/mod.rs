@@ -16,9 +16,9 @@ pub use writer::EntryLogWriter;
 
 use crate::bytes::{i32_at, i64_at, slice_at};
 use crate::error::{Error, ErrorKind, Result};
-use crate::files::framing::{Chain, ScanOptions};
+use crate::files::framing::{RecordWalk, FramingDigests};
 use crate::files::gap::{Gap, GapKind};
-use crate::files::plausible::{entry_verdict, Verdict};
+use crate::files::plausible::{entry_plausibility, Plausibility};
 use crate::files::source::{read_vec_at, ReadAt, SliceSource};
 
 pub const MAGIC: [u8; 4] = *b"BKLO";
@@ -73,7 +73,7 @@ fn dummy_record_at(data: &[u8], p: usize) -> bool {
 pub(crate) fn record_at(data: &[u8], p: usize) -> bool {
     let Ok(n) = i32_at(data, p) else { return false };
     let head = data.get(p + 4..).unwrap_or_default();
-    n > 0 && head.len() >= RECORD_HEAD - 4 && entry_verdict(&head[..RECORD_HEAD - 4], n as usize, true) == Verdict::Plausible
+    n > 0 && head.len() >= RECORD_HEAD - 4 && entry_plausibility(&head[..RECORD_HEAD - 4], n as usize, true) == Plausibility::Plausible
 }
 
 impl EntryLogLayout {
@@ -215,7 +215,7 @@ impl<'a> EntryLog<'a> {
     }
 
     /// Every record, gap and map record from the first record to the end of the file.
-    pub fn scan(&self, options: &ScanOptions) -> EntryLogScanner<'a> {
+    pub fn scan(&self, options: &FramingDigests) -> EntryLogScanner<'a> {
         self.scan_range(options, 0, u64::MAX)
     }
 
@@ -223,13 +223,13 @@ impl<'a> EntryLog<'a> {
     /// holding its size field, and ranges that tile the file yield each record once
     /// (see [`crate::files`] for the rule at range edges). The scan reads past `end`
     /// to finish the last record.
-    pub fn scan_range(&self, options: &ScanOptions, start: u64, end: u64) -> EntryLogScanner<'a> {
+    pub fn scan_range(&self, options: &FramingDigests, start: u64, end: u64) -> EntryLogScanner<'a> {
         EntryLogScanner::new(self.data, EntryLogCursor::new(self, options, start, end))
     }
 
     /// The ledgers map from the trailer, or from a scan when the trailer is missing
     /// or inconsistent (what BookKeeper's `getEntryLogMetadata` does).
-    pub fn ledgers_map(&self, options: &ScanOptions) -> LedgersMap {
+    pub fn ledgers_map(&self, options: &FramingDigests) -> LedgersMap {
         let scan = || {
             let mut sizes = BTreeMap::new();
             for item in self.scan(options) {
@@ -282,7 +282,7 @@ pub struct EntryLogFacts {
 /// `truncated` row at the end.
 pub(crate) fn open_scan(
     source: std::sync::Arc<dyn ReadAt>,
-    settings: &crate::files::scan::ScanSettings,
+    settings: &crate::files::scan::RecordScanSettings,
 ) -> Result<(crate::files::scan::RecordScan<EntryLogFraming>, EntryLogFacts)> {
     let len = source.len();
     let header = read_header(&*source);
@@ -294,7 +294,7 @@ pub(crate) fn open_scan(
     };
     let data_start = layout.data_start();
     let framing = EntryLogFraming::new(&*source, layout, header.as_ref().ok(), &settings.digests.scan_options());
-    let mut chain = Chain::new(len as usize, data_start as usize, settings.start, settings.end);
+    let mut walk = RecordWalk::new(len as usize, data_start as usize, settings.start, settings.end);
     let from_start = settings.start == 0 && settings.end > 0;
     let header_gap = if len < data_start {
         let detail = if len == 0 {
@@ -308,9 +308,9 @@ pub(crate) fn open_scan(
     };
     let header_gap = header_gap.filter(|_| from_start);
     if let Some((kind, _)) = &header_gap {
-        chain.push_front(Gap { offset: 0, len: len.min(data_start), kind: *kind });
+        walk.push_front(Gap { offset: 0, len: len.min(data_start), kind: *kind });
     }
-    let mut scan = crate::files::scan::RecordScan::new(source, framing, chain, settings)?;
+    let mut scan = crate::files::scan::RecordScan::new(source, framing, walk, settings)?;
     scan.warm_up_from(data_start as usize, settings);
     if let Some((kind, detail)) = header_gap {
         scan.describe(0, kind, detail);
@@ -375,8 +375,8 @@ pub fn ledgers_map_of(source: std::sync::Arc<dyn ReadAt>, password: &[u8]) -> Re
         Err(_) => EntryLogLayout::detect_in(&*source),
     };
     let scan = || {
-        let digests = crate::ledger_digests::LedgerDigests::new(crate::digest_policy::DigestPolicy::Auto, password);
-        let mut settings = crate::files::scan::ScanSettings::new(digests);
+        let digests = crate::ledger_digest_settings::LedgerDigestSettings::new(crate::digest_policy::DigestPolicy::Auto, password);
+        let mut settings = crate::files::scan::RecordScanSettings::new(digests);
         settings.verify = false;
         let (mut scan, _) = open_scan(source.clone(), &settings)?;
         let mut sizes = Sizes { sizes: BTreeMap::new(), rows: 0 };

@@ -7,10 +7,10 @@ use crate::error::Result;
 use crate::files::entry_log::ledgers_map::{map_record_pairs, map_region, MAP_ENTRY_ID, MAP_LEDGER_ID};
 use crate::files::entry_log::writer::PADDING_BYTE;
 use crate::files::entry_log::{record_at, EntryLog, EntryLogHeader, EntryLogLayout, LEDGERS_MAP_MAX_BATCH, RECORD_HEAD};
-use crate::files::framing::{Chain, Check, Framing, ScanOptions, Step, MAX_SYNC_RECORD};
+use crate::files::framing::{RecordWalk, Check, Framing, FramingDigests, Step, MAX_SYNC_RECORD};
 use crate::files::gap::{Gap, GapKind};
 use crate::files::location::Location;
-use crate::files::plausible::{entry_verdict, entry_verifies, torn_entry_verdict, Verdict};
+use crate::files::plausible::{entry_plausibility, entry_verifies, torn_entry_plausibility, Plausibility};
 use crate::files::source::{ReadAt, SliceSource};
 use crate::files::scan::{OtherRecord, RecordFormat};
 use crate::files::window::{Fetch, View};
@@ -26,7 +26,7 @@ pub(crate) enum RecordKind {
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct EntryLogFraming {
-    options: ScanOptions,
+    options: FramingDigests,
     /// Where the ledgers map the header points at starts, when the file bears the
     /// header out (map records frame there, or the map's first size field or the
     /// file's length is what the header's ledger count gives): from there on only
@@ -42,7 +42,7 @@ pub(crate) struct EntryLogFraming {
 
 impl EntryLogFraming {
     /// The framing of a log of `layout` whose header (when it parses) is `header`.
-    pub(crate) fn new(source: &dyn ReadAt, layout: EntryLogLayout, header: Option<&EntryLogHeader>, options: &ScanOptions) -> Self {
+    pub(crate) fn new(source: &dyn ReadAt, layout: EntryLogLayout, header: Option<&EntryLogHeader>, options: &FramingDigests) -> Self {
         let fill = match layout {
             EntryLogLayout::Direct => Some(PADDING_BYTE),
             EntryLogLayout::Legacy => None,
@@ -89,9 +89,9 @@ fn trusted_map(source: &dyn ReadAt, header: &EntryLogHeader, layout: EntryLogLay
     (size_matches || length_matches).then_some((start as usize, usize::MAX))
 }
 
-pub(crate) fn map_verdict(head: &[u8], n: usize) -> Verdict {
+pub(crate) fn map_verdict(head: &[u8], n: usize) -> Plausibility {
     if head.len() < 20 {
-        return Verdict::Short;
+        return Plausibility::Short;
     }
     let k = i32::from_be_bytes(head[16..20].try_into().expect("4 bytes"));
     let ok = i64_unchecked(head, 0) == MAP_LEDGER_ID
@@ -99,9 +99,9 @@ pub(crate) fn map_verdict(head: &[u8], n: usize) -> Verdict {
         && (1..=LEDGERS_MAP_MAX_BATCH as i32).contains(&k)
         && n == 20 + 16 * k as usize;
     if ok {
-        Verdict::Plausible
+        Plausibility::Plausible
     } else {
-        Verdict::Implausible
+        Plausibility::Implausible
     }
 }
 
@@ -130,19 +130,19 @@ impl Framing for EntryLogFraming {
         } else if self.in_map(p) && !head.is_empty() {
             return Ok(Check::Bad(GapKind::InsideMap));
         } else {
-            (RecordKind::Entry, entry_verdict(head, n, strict))
+            (RecordKind::Entry, entry_plausibility(head, n, strict))
         };
         if end > len {
             // A torn record is judged strictly: its ids are reported, so they must be
             // ones a writer could have written (text or noise also frames leniently).
-            let verdict = if strict || kind != RecordKind::Entry || verdict != Verdict::Plausible { verdict } else { torn_entry_verdict(head, n) };
+            let verdict = if strict || kind != RecordKind::Entry || verdict != Plausibility::Plausible { verdict } else { torn_entry_plausibility(head, n) };
             return Ok(match verdict {
-                Verdict::Implausible => Check::Bad(GapKind::BadSize),
+                Plausibility::Implausible => Check::Bad(GapKind::BadSize),
                 _ => Check::Torn,
             });
         }
         Ok(match verdict {
-            Verdict::Plausible => Check::Record { end, kind },
+            Plausibility::Plausible => Check::Record { end, kind },
             _ => Check::Bad(GapKind::BadRecord),
         })
     }
@@ -174,7 +174,7 @@ impl Framing for EntryLogFraming {
             return Ok(None);
         }
         let head = v.get(p + 4, 41.min(end - p - 4))?;
-        let plausible = head.first() != Some(&0xFF) && entry_verdict(head, end - p - 4, false) == Verdict::Plausible;
+        let plausible = head.first() != Some(&0xFF) && entry_plausibility(head, end - p - 4, false) == Plausibility::Plausible;
         if !plausible {
             return Ok(None);
         }
@@ -286,34 +286,34 @@ impl EntryLogItem<'_> {
 #[derive(Debug, Clone)]
 pub struct EntryLogCursor {
     framing: EntryLogFraming,
-    chain: Chain<RecordKind>,
+    walk: RecordWalk<RecordKind>,
     data_len: usize,
 }
 
 impl EntryLogCursor {
-    pub fn new(log: &EntryLog<'_>, options: &ScanOptions, start: u64, end: u64) -> EntryLogCursor {
+    pub fn new(log: &EntryLog<'_>, options: &FramingDigests, start: u64, end: u64) -> EntryLogCursor {
         let data = log.data();
         let header = log.header().ok();
         let framing = EntryLogFraming::new(&SliceSource(data), log.layout(), header.as_ref(), options);
-        let mut chain = Chain::new(data.len(), log.layout().data_start() as usize, start, end);
+        let mut walk = RecordWalk::new(data.len(), log.layout().data_start() as usize, start, end);
         if start == 0 && end > 0 {
             if let Some(g) = log.header_gap() {
-                chain.push_front(g);
+                walk.push_front(g);
             }
         }
-        EntryLogCursor { framing, chain, data_len: data.len() }
+        EntryLogCursor { framing, walk, data_len: data.len() }
     }
 
     /// The next item; `data` must be the bytes the cursor was created for.
     pub fn next_item<'a>(&mut self, data: &'a [u8]) -> Option<EntryLogItem<'a>> {
         assert_eq!(data.len(), self.data_len, "an entry log cursor must be driven with the bytes it was created for");
-        let step = self.chain.next(&self.framing, &View::whole(data)).expect("bytes in memory need no fetching")?;
+        let step = self.walk.next(&self.framing, &View::whole(data)).expect("bytes in memory need no fetching")?;
         Some(item_of(data, step))
     }
 
     /// Offset the scan has reached (the next item starts here).
     pub fn position(&self) -> u64 {
-        self.chain.position() as u64
+        self.walk.position() as u64
     }
 }
 

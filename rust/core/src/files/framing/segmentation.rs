@@ -27,7 +27,7 @@ use std::collections::HashMap;
 
 use super::*;
 use crate::digest_check::follows_by_length;
-use crate::files::plausible::{entry_verdict, Verdict};
+use crate::files::plausible::{entry_plausibility, Plausibility};
 
 /// Records followed along one chain (a head, or a tail from one start).
 const MAX_LINKS: usize = 64;
@@ -162,10 +162,10 @@ fn strict_header_at(v: &View<'_>, q: usize) -> Fetch<usize> {
     }
     let n = layout.header_len() + 20;
     let head = v.get(q + 4, ENTRY_HEADER_MAX.min(len - q - 4))?;
-    Ok(if entry_verdict(head, n, true) == Verdict::Plausible { layout.header_len() } else { 0 })
+    Ok(if entry_plausibility(head, n, true) == Plausibility::Plausible { layout.header_len() } else { 0 })
 }
 
-impl<K: Copy> Chain<K> {
+impl<K: Copy> RecordWalk<K> {
     /// Resolves `[p, r)` (see the module notes): queues the steps of the best
     /// reading, moves the walk to its end, and returns the first step. `damage`
     /// names a gap at `p` that starts with non-zero bytes.
@@ -324,7 +324,7 @@ impl<K: Copy> Chain<K> {
         }
         if r - q < 4 {
             // One to three bytes at the end are a size field the writer did not
-            // finish (or, all fill, a direct log's padding; see `Chain::next`).
+            // finish (or, all fill, a direct log's padding; see `RecordWalk::next`).
             let fill_only = f.fill().is_some_and(|fill| v.get(q, r - q).is_ok_and(|b| b.iter().all(|&x| x == fill)));
             return Ok(match (r == len, fill_only) {
                 (true, true) => Ok(Link { at: q, end: r, kind: None, evidence: Evidence::default() }),
@@ -390,7 +390,7 @@ impl<K: Copy> Chain<K> {
     ) -> Fetch<()> {
         let mut c = from;
         while c < r && starts.len() < MAX_TAIL_STARTS {
-            let hay = v.run_from(c, r)?;
+            let hay = v.contiguous_from(c, r)?;
             let hit = if F::PADDING_MARKER { memchr2(0x00, 0xFF, hay) } else { memchr(0x00, hay) };
             let Some(k) = hit else {
                 c += hay.len();
@@ -594,7 +594,7 @@ mod tests {
     use crate::digest::{DigestType, Digester};
     use crate::entry::{encode_entry, EntryHeader};
     use crate::files::entry_log::{EntryLog, EntryLogItem, EntryLogWriter};
-    use crate::files::framing::ScanOptions;
+    use crate::files::framing::FramingDigests;
     use crate::files::gap::GapKind;
     use crate::files::journal::{Journal, JournalItem, JournalRecordKind, JournalWriter};
 
@@ -611,7 +611,7 @@ mod tests {
     }
 
     /// (offset, what) of each item: "entry", "reframed", or the gap kind.
-    fn read(data: &[u8], options: &ScanOptions) -> Vec<(usize, String)> {
+    fn read(data: &[u8], options: &FramingDigests) -> Vec<(usize, String)> {
         EntryLog::new(data)
             .scan(options)
             .map(|item| match item {
@@ -622,8 +622,8 @@ mod tests {
             .collect()
     }
 
-    fn crc32() -> ScanOptions {
-        ScanOptions::new().with_digest(DigestType::Crc32, b"")
+    fn crc32() -> FramingDigests {
+        FramingDigests::new().with_digest(DigestType::Crc32, b"")
     }
 
     fn bump_size(data: &mut [u8], at: usize, by: i32) {
@@ -657,7 +657,7 @@ mod tests {
         data[at[1]..at[3]].fill(0);
         let end = data.len();
         data.extend_from_slice(&[0xFF, 0xFF, 0xFB, 0xFF, 0, 0, 0, 9]);
-        let got = read(&data, &ScanOptions::new());
+        let got = read(&data, &FramingDigests::new());
         assert_eq!(got[..3], [(at[0], "entry".into()), (at[1], "zeros".into()), (at[3], "entry".into())], "{got:?}");
         assert!(got.len() == 4 && got[3].0 == end, "{got:?}");
     }
@@ -670,7 +670,7 @@ mod tests {
         let c = entry(3, 2, last_lac, 30, &[3; 10], DigestType::Dummy);
         let (mut data, at) = legacy_log(&[a, b, c]);
         data[at[1]..at[1] + 4].copy_from_slice(&(-5i32).to_be_bytes());
-        (read(&data, &ScanOptions::new()), at)
+        (read(&data, &FramingDigests::new()), at)
     }
 
     #[test]
@@ -696,7 +696,7 @@ mod tests {
             x ^= x << 5;
             *b = (x >> 24) as u8 | 0x80;
         }
-        let got = read(&data, &ScanOptions::new().with_digest(DigestType::Crc32c, b""));
+        let got = read(&data, &FramingDigests::new().with_digest(DigestType::Crc32c, b""));
         let gaps: Vec<_> = got.iter().filter(|(_, k)| k != "entry").collect();
         assert_eq!(gaps.len(), 1, "{got:?}");
         assert_eq!(gaps[0].0, at[2]);
@@ -751,7 +751,7 @@ mod tests {
         data[fence + 12..fence + 20].copy_from_slice(&id.to_be_bytes());
         Journal::new(&data)
             .unwrap()
-            .scan(&ScanOptions::new())
+            .scan(&FramingDigests::new())
             .map(|item| match item {
                 JournalItem::Record(r) => match r.kind {
                     JournalRecordKind::UnknownMeta { entry_id, .. } => (r.offset as usize, format!("unknown_meta {entry_id}")),

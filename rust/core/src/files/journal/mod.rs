@@ -14,7 +14,7 @@ use crate::bytes::{i32_at, i64_at};
 use crate::files::plausible::MAX_SYNC_ENTRY_ID;
 use crate::files::source::ReadAt;
 use crate::error::{Error, ErrorKind, Result};
-use crate::files::framing::ScanOptions;
+use crate::files::framing::FramingDigests;
 use crate::files::gap::{Gap, GapKind};
 
 pub const MAGIC: [u8; 4] = *b"BKLG";
@@ -100,20 +100,20 @@ impl<'a> Journal<'a> {
     }
 
     /// Every record and gap from the first record to the end of the file.
-    pub fn scan(&self, options: &ScanOptions) -> JournalScanner<'a> {
+    pub fn scan(&self, options: &FramingDigests) -> JournalScanner<'a> {
         self.scan_range(options, 0, u64::MAX)
     }
 
     /// Replay from a known record boundary, such as a `lastMark` offset (offsets before
     /// the first record read from the first record, as BookKeeper does).
-    pub fn scan_from(&self, options: &ScanOptions, offset: u64) -> JournalScanner<'a> {
+    pub fn scan_from(&self, options: &FramingDigests, offset: u64) -> JournalScanner<'a> {
         let start = offset.max(self.header.data_start());
         JournalScanner::new(self.data, JournalCursor::resume_at(self, options, start))
     }
 
     /// The records of the byte range `[start, end)`; ranges that tile the file yield
     /// each record once (see [`crate::files`]).
-    pub fn scan_range(&self, options: &ScanOptions, start: u64, end: u64) -> JournalScanner<'a> {
+    pub fn scan_range(&self, options: &FramingDigests, start: u64, end: u64) -> JournalScanner<'a> {
         JournalScanner::new(self.data, JournalCursor::new(self, options, start, end))
     }
 }
@@ -193,8 +193,8 @@ fn record_at(head: &[u8], at: usize) -> bool {
     let Ok(n) = i32_at(head, at) else { return false };
     n >= 16
         && matches!(
-            scan::payload_verdict(&head[at + 4..], n as usize, false).1,
-            crate::files::plausible::Verdict::Plausible | crate::files::plausible::Verdict::Short
+            scan::payload_plausibility(&head[at + 4..], n as usize, false).1,
+            crate::files::plausible::Plausibility::Plausible | crate::files::plausible::Plausibility::Short
         )
 }
 
@@ -216,7 +216,7 @@ fn record_fits_at(read: &[u8], at: usize, len: u64) -> bool {
     let Ok(n) = i32_at(read, at) else { return false };
     n >= 16
         && (at as u64 + 4 + n as u64) <= len
-        && matches!(scan::payload_verdict(&read[at + 4..], n as usize, false).1, crate::files::plausible::Verdict::Plausible)
+        && matches!(scan::payload_plausibility(&read[at + 4..], n as usize, false).1, crate::files::plausible::Plausibility::Plausible)
 }
 
 /// The header of the journal in `source`, as `journal_header` reports it: the
@@ -245,7 +245,7 @@ pub fn read_header(source: &dyn ReadAt) -> Result<JournalHeader> {
 /// ending before it give a `before_last_mark` row.
 pub(crate) fn open_scan(
     source: std::sync::Arc<dyn ReadAt>,
-    settings: &crate::files::scan::ScanSettings,
+    settings: &crate::files::scan::RecordScanSettings,
     last_mark: Option<u64>,
 ) -> Result<(crate::files::scan::RecordScan<JournalFraming>, JournalFacts)> {
     let len = source.len();
@@ -256,15 +256,15 @@ pub(crate) fn open_scan(
         _ => {}
     }
     let framing = JournalFraming::new(&settings.digests.scan_options()).with_mark(last_mark);
-    let mut chain = crate::files::framing::Chain::new(len as usize, data_start as usize, settings.start, settings.end);
+    let mut walk = crate::files::framing::RecordWalk::new(len as usize, data_start as usize, settings.start, settings.end);
     // Said by the range the end of the file belongs to (which warmed up, so knows
     // where the records before it ended).
     let last_range = settings.end >= len && settings.start < len.max(1);
     let gap = gap.filter(|_| settings.start == 0 && settings.end > 0);
     if let Some(g) = gap {
-        chain.push_front(g);
+        walk.push_front(g);
     }
-    let mut scan = crate::files::scan::RecordScan::new(source, framing, chain, settings)?;
+    let mut scan = crate::files::scan::RecordScan::new(source, framing, walk, settings)?;
     scan.warm_up_from(data_start as usize, settings);
     if let Some(g) = gap {
         let detail = match (&header, g.kind) {

@@ -4,13 +4,13 @@ use crate::bytes::i64_unchecked;
 use crate::digest::DigestType;
 use crate::entry::{decode_entry, parse_header, Entry, EntryFormat, EntryHeader};
 use crate::error::Result;
-use crate::files::framing::{Chain, Check, Framing, ScanOptions, Step, MAX_SYNC_RECORD};
+use crate::files::framing::{RecordWalk, Check, Framing, FramingDigests, Step, MAX_SYNC_RECORD};
 use crate::files::gap::{Gap, GapKind};
 use crate::files::journal::{
     Journal, METAENTRY_ID_FENCE_KEY, METAENTRY_ID_LEDGER_EXPLICITLAC, METAENTRY_ID_LEDGER_KEY, PADDING_MASK,
     SECTOR_SIZE,
 };
-use crate::files::plausible::{entry_verdict, entry_verifies, torn_entry_verdict, Verdict};
+use crate::files::plausible::{entry_plausibility, entry_verifies, torn_entry_plausibility, Plausibility};
 use crate::files::runs::first_not;
 use crate::files::scan::{OtherRecord, RecordFormat};
 use crate::files::window::{Fetch, View};
@@ -42,7 +42,7 @@ pub(crate) enum RecordKind {
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct JournalFraming {
-    options: ScanOptions,
+    options: FramingDigests,
     /// Where `lastMark` says the journal was written up to: a record boundary
     /// (the bookie marks the position after whole records it flushed).
     mark: Option<usize>,
@@ -53,33 +53,33 @@ fn i32_in(b: &[u8], p: usize) -> i32 {
 }
 
 /// Checks a payload of `n` bytes whose first bytes are `head`.
-pub(crate) fn payload_verdict(head: &[u8], n: usize, strict: bool) -> (RecordKind, Verdict) {
-    let Some(&first) = head.first() else { return (RecordKind::Entry, Verdict::Short) };
+pub(crate) fn payload_plausibility(head: &[u8], n: usize, strict: bool) -> (RecordKind, Plausibility) {
+    let Some(&first) = head.first() else { return (RecordKind::Entry, Plausibility::Short) };
     if EntryFormat::detect(first) == EntryFormat::V2 {
-        return (RecordKind::Entry, entry_verdict(head, n, strict));
+        return (RecordKind::Entry, entry_plausibility(head, n, strict));
     }
     if head.len() < 16 {
-        return (RecordKind::Entry, Verdict::Short);
+        return (RecordKind::Entry, Plausibility::Short);
     }
     let entry_id = i64_unchecked(head, 8);
     if entry_id >= 0 {
-        return (RecordKind::Entry, entry_verdict(head, n, strict));
+        return (RecordKind::Entry, entry_plausibility(head, n, strict));
     }
     // A record claiming to be a meta record must show its shape: a meta id, exactly
     // the size its layout gives, and (for explicit LACs) a blob of its own ledger.
     // A meta id no bookie version known here writes is a record BookKeeper's replay
     // skips: framed, never a sync point. Any other negative id is damage.
     if entry_id < MIN_META_ENTRY_ID || entry_id % META_ENTRY_ID_UNIT != 0 {
-        return (RecordKind::Entry, Verdict::Implausible);
+        return (RecordKind::Entry, Plausibility::Implausible);
     }
     if !matches!(entry_id, METAENTRY_ID_LEDGER_KEY | METAENTRY_ID_LEDGER_EXPLICITLAC | METAENTRY_ID_FENCE_KEY) {
-        return (RecordKind::UnknownMeta, if strict { Verdict::Implausible } else { Verdict::Plausible });
+        return (RecordKind::UnknownMeta, if strict { Plausibility::Implausible } else { Plausibility::Plausible });
     }
     if head.len() < 20 && entry_id != METAENTRY_ID_FENCE_KEY {
-        return (RecordKind::Entry, Verdict::Short);
+        return (RecordKind::Entry, Plausibility::Short);
     }
     let body_len = || i32_in(head, 16);
-    let verdict = |ok: bool| if ok { Verdict::Plausible } else { Verdict::Implausible };
+    let verdict = |ok: bool| if ok { Plausibility::Plausible } else { Plausibility::Implausible };
     match entry_id {
         METAENTRY_ID_LEDGER_KEY => {
             (RecordKind::LedgerKey, verdict(body_len() == MASTER_KEY_LEN && n == 20 + MASTER_KEY_LEN as usize))
@@ -96,7 +96,7 @@ pub(crate) fn payload_verdict(head: &[u8], n: usize, strict: bool) -> (RecordKin
 }
 
 impl JournalFraming {
-    pub(crate) fn new(options: &ScanOptions) -> Self {
+    pub(crate) fn new(options: &FramingDigests) -> Self {
         JournalFraming { options: options.clone(), mark: None }
     }
 
@@ -150,18 +150,18 @@ impl Framing for JournalFraming {
         let body = p + 4;
         let end = body.saturating_add(n);
         let head = v.get(body.min(len), len.min(body + 41).saturating_sub(body.min(len)))?;
-        let (kind, verdict) = payload_verdict(head, n, strict);
+        let (kind, verdict) = payload_plausibility(head, n, strict);
         if end > len {
             // A torn record is judged strictly: its ids are reported, so they must be
             // ones a writer could have written (text or noise also frames leniently).
-            let verdict = if strict || kind != RecordKind::Entry || verdict != Verdict::Plausible { verdict } else { torn_entry_verdict(head, n) };
+            let verdict = if strict || kind != RecordKind::Entry || verdict != Plausibility::Plausible { verdict } else { torn_entry_plausibility(head, n) };
             return Ok(match verdict {
-                Verdict::Implausible => Check::Bad(GapKind::BadSize),
+                Plausibility::Implausible => Check::Bad(GapKind::BadSize),
                 _ => Check::Torn,
             });
         }
         Ok(match verdict {
-            Verdict::Plausible => Check::Record { end, kind },
+            Plausibility::Plausible => Check::Record { end, kind },
             _ => Check::Bad(GapKind::BadRecord),
         })
     }
@@ -212,8 +212,8 @@ impl Framing for JournalFraming {
             return Ok(None);
         }
         let head = v.get(p + 4, 41.min(end - p - 4))?;
-        let (kind, verdict) = payload_verdict(head, end - p - 4, false);
-        if kind != RecordKind::Entry || verdict != Verdict::Plausible {
+        let (kind, verdict) = payload_plausibility(head, end - p - 4, false);
+        if kind != RecordKind::Entry || verdict != Plausibility::Plausible {
             return Ok(None);
         }
         let bytes = v.get(p + 4, end - p - 4)?;
@@ -368,40 +368,40 @@ impl JournalItem<'_> {
 #[derive(Debug, Clone)]
 pub struct JournalCursor {
     framing: JournalFraming,
-    chain: Chain<RecordKind>,
+    walk: RecordWalk<RecordKind>,
     data_len: usize,
 }
 
 impl JournalCursor {
-    pub fn new(journal: &Journal<'_>, options: &ScanOptions, start: u64, end: u64) -> JournalCursor {
+    pub fn new(journal: &Journal<'_>, options: &FramingDigests, start: u64, end: u64) -> JournalCursor {
         let data = journal.data();
-        let mut chain = Chain::new(data.len(), journal.header().data_start() as usize, start, end);
+        let mut walk = RecordWalk::new(data.len(), journal.header().data_start() as usize, start, end);
         if start == 0 && end > 0 {
             if let Some(g) = journal.header_gap() {
-                chain.push_front(g);
+                walk.push_front(g);
             }
         }
-        JournalCursor { framing: JournalFraming::new(options), chain, data_len: data.len() }
+        JournalCursor { framing: JournalFraming::new(options), walk, data_len: data.len() }
     }
 
     /// A scan that starts in step at `offset`, a known record boundary.
-    pub(crate) fn resume_at(journal: &Journal<'_>, options: &ScanOptions, offset: u64) -> JournalCursor {
+    pub(crate) fn resume_at(journal: &Journal<'_>, options: &FramingDigests, offset: u64) -> JournalCursor {
         let data = journal.data();
         let at = usize::try_from(offset).unwrap_or(usize::MAX).min(data.len());
-        JournalCursor { framing: JournalFraming::new(options), chain: Chain::in_step_at(data.len(), at), data_len: data.len() }
+        JournalCursor { framing: JournalFraming::new(options), walk: RecordWalk::in_step_at(data.len(), at), data_len: data.len() }
     }
 
     /// The next item; `data` must be the bytes the cursor was created for.
     pub fn next_item<'a>(&mut self, data: &'a [u8]) -> Option<JournalItem<'a>> {
         assert_eq!(data.len(), self.data_len, "a journal cursor must be driven with the bytes it was created for");
-        Some(match self.chain.next(&self.framing, &View::whole(data)).expect("bytes in memory need no fetching")? {
+        Some(match self.walk.next(&self.framing, &View::whole(data)).expect("bytes in memory need no fetching")? {
             Step::Gap(g) => JournalItem::Gap(g),
             Step::Record { offset, end, kind, reframed } => JournalItem::Record(record(&data[offset..end], offset, kind, reframed)),
         })
     }
 
     pub fn position(&self) -> u64 {
-        self.chain.position() as u64
+        self.walk.position() as u64
     }
 }
 

@@ -9,12 +9,12 @@ use std::collections::HashMap;
 
 use crate::digest::DigestType;
 use crate::digest_policy::DigestPolicy;
-use crate::files::ScanOptions;
+use crate::files::FramingDigests;
 use crate::metadata::LedgerDigestInfo;
 
 /// A default policy and password, and the settings of the ledgers whose metadata is known.
 #[derive(Debug, Clone)]
-pub struct LedgerDigests {
+pub struct LedgerDigestSettings {
     default_policy: DigestPolicy,
     default_password: Vec<u8>,
     /// Whether the default password was given, even empty (the empty password is a
@@ -23,16 +23,16 @@ pub struct LedgerDigests {
     ledgers: HashMap<i64, LedgerDigestInfo>,
 }
 
-impl Default for LedgerDigests {
+impl Default for LedgerDigestSettings {
     fn default() -> Self {
-        LedgerDigests::new(DigestPolicy::Auto, b"")
+        LedgerDigestSettings::new(DigestPolicy::Auto, b"")
     }
 }
 
-impl LedgerDigests {
+impl LedgerDigestSettings {
     /// Every ledger under `policy`, HMAC keyed with `password`.
     pub fn new(policy: DigestPolicy, password: &[u8]) -> Self {
-        LedgerDigests {
+        LedgerDigestSettings {
             default_policy: policy,
             default_password: password.to_vec(),
             default_password_given: !password.is_empty(),
@@ -54,7 +54,7 @@ impl LedgerDigests {
 
     /// Says whether the default password was given by the caller, even empty (then
     /// HMAC entries are checked with it), or is absent (HMAC entries that it does not
-    /// verify are unchecked). [`LedgerDigests::new`] takes an empty one as absent.
+    /// verify are unchecked). [`LedgerDigestSettings::new`] takes an empty one as absent.
     pub fn with_password_given(mut self, given: bool) -> Self {
         self.default_password_given = given || !self.default_password.is_empty();
         self
@@ -98,7 +98,7 @@ impl LedgerDigests {
 
     /// The digests a resynchronising scan may use to confirm a record: every type and
     /// password in use, and under `Auto` the types it infers.
-    pub fn scan_options(&self) -> ScanOptions {
+    pub fn scan_options(&self) -> FramingDigests {
         let mut settings: Vec<(DigestType, Vec<u8>)> = Vec::new();
         let mut add = |policy: DigestPolicy, password: &[u8]| {
             let types = match policy {
@@ -120,7 +120,7 @@ impl LedgerDigests {
             let (policy, password) = self.policy_of(&self.ledgers[id]);
             add(policy, &password);
         }
-        settings.into_iter().fold(ScanOptions::new(), |o, (dt, pw)| o.with_digest(dt, &pw))
+        settings.into_iter().fold(FramingDigests::new(), |o, (dt, pw)| o.with_digest(dt, &pw))
     }
 
 }
@@ -129,7 +129,7 @@ impl LedgerDigests {
 mod tests {
     use super::*;
     use crate::digest::Digester;
-    use crate::digest_check::{DigestChecker, Outcome, Verdict};
+    use crate::digest_check::{DigestChecker, Outcome, DigestStatus};
     use crate::entry::{encode_entry, EntryHeader};
 
     fn entry(dt: DigestType, pw: &[u8], ledger: i64) -> Vec<u8> {
@@ -141,7 +141,7 @@ mod tests {
         LedgerDigestInfo { digest_type: dt, password: pw.to_vec() }
     }
 
-    fn verdict(c: &mut DigestChecker, bytes: &[u8]) -> (Option<DigestType>, Verdict) {
+    fn verdict(c: &mut DigestChecker, bytes: &[u8]) -> (Option<DigestType>, DigestStatus) {
         match c.check_one(bytes) {
             Outcome::Framed(e, _) => (e.digest_type, e.verdict),
             Outcome::Unframed(e) => panic!("{e}"),
@@ -150,7 +150,7 @@ mod tests {
 
     #[test]
     fn each_ledger_verifies_under_its_own_settings() {
-        let digests = LedgerDigests::new(DigestPolicy::Auto, b"")
+        let digests = LedgerDigestSettings::new(DigestPolicy::Auto, b"")
             .with_ledger(1, info(Some(DigestType::Dummy), b""))
             .with_ledger(2, info(Some(DigestType::Hmac), b"two"))
             .with_ledger(3, info(Some(DigestType::Hmac), b"three"))
@@ -164,21 +164,21 @@ mod tests {
             (entry(DigestType::Crc32c, b"", 5), DigestType::Crc32c),
         ];
         for (bytes, dt) in &cases {
-            assert_eq!(verdict(&mut c, bytes), (Some(*dt), Verdict::Verified));
+            assert_eq!(verdict(&mut c, bytes), (Some(*dt), DigestStatus::Verified));
         }
         // The wrong password fails as a mismatch, not a guess.
         let wrong = entry(DigestType::Hmac, b"three", 2);
-        assert_eq!(verdict(&mut c, &wrong), (Some(DigestType::Hmac), Verdict::Mismatch));
+        assert_eq!(verdict(&mut c, &wrong), (Some(DigestType::Hmac), DigestStatus::Mismatch));
         // Without the metadata, nothing tells these DUMMY and HMAC entries' types.
-        let mut auto = DigestChecker::new(&LedgerDigests::default(), true);
+        let mut auto = DigestChecker::new(&LedgerDigestSettings::default(), true);
         for (bytes, _) in &cases[..3] {
-            assert_eq!(verdict(&mut auto, bytes).1, Verdict::Unchecked(crate::digest_check::Unchecked::UnknownType));
+            assert_eq!(verdict(&mut auto, bytes).1, DigestStatus::Unchecked(crate::digest_check::Unchecked::UnknownType));
         }
     }
 
     #[test]
     fn scan_options_cover_every_setting_once() {
-        let digests = LedgerDigests::new(DigestPolicy::Auto, b"pw")
+        let digests = LedgerDigestSettings::new(DigestPolicy::Auto, b"pw")
             .with_ledger(1, info(Some(DigestType::Hmac), b"pw"))
             .with_ledger(2, info(Some(DigestType::Hmac), b"other"))
             .with_ledger(3, info(Some(DigestType::Dummy), b""));
@@ -186,7 +186,7 @@ mod tests {
             digests.scan_options().digest_types(),
             [DigestType::Crc32c, DigestType::Crc32, DigestType::Hmac, DigestType::Hmac]
         );
-        let fixed = LedgerDigests::new(DigestPolicy::Fixed(DigestType::Crc32), b"");
+        let fixed = LedgerDigestSettings::new(DigestPolicy::Fixed(DigestType::Crc32), b"");
         assert_eq!(fixed.scan_options().digest_types(), [DigestType::Crc32]);
     }
 }
