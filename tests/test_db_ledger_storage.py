@@ -365,3 +365,10 @@ def test_golden_entry_log_in_a_db_ledger_storage_bookie(golden, tmp_path):
     rows = [json.loads(x) for x in cli("dump", tmp_path, "--ledger", e["ledger_id"], "--entry", e["entry_id"], "--json")[1].splitlines()]
     assert len(rows) == 1 and hashlib.sha256(bytes.fromhex(rows[0]["payload"])).hexdigest() == e["payload_sha256"]
     assert tree_hash(tmp_path) == before
+
+
+def test_the_index_check_is_a_library_call(bookie):
+    report = bkcodec.check_index(bookie.root)
+    assert report.unchecked is None and report.failures == []
+    assert report.checked == len(bookie.indexed)
+    assert report.unindexed_entries == len(bookie.unindexed)

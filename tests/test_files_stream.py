@@ -14,7 +14,7 @@ import pytest
 import bkcodec
 
 ENTRY_COLUMNS = ["format_version", "scope_id", "ledger_id", "entry_id", "last_add_confirmed", "length",
-                 "digest_type", "digest_ok"]
+                 "digest_type", "digest_ok", "digest_unchecked_reason"]
 
 
 @pytest.fixture(scope="module")
@@ -77,13 +77,15 @@ def test_iteration_and_reading(sample):
 def test_column_order_and_types(sample):
     path, entries = sample
     flag = bkcodec.read_entry_log(path).schema
-    assert flag.names == ["log_id", "offset", "location", "record_size", *ENTRY_COLUMNS, "payload", "error", "error_kind"]
+    position = ["log_id", "offset", "location", "record_size", "record_type"]
+    assert flag.names == [*position, *ENTRY_COLUMNS, "payload", "error", "error_kind"]
     raise_ = bkcodec.read_entry_log(path, on_error="raise", payload="none").schema
-    assert raise_.names == ["log_id", "offset", "location", "record_size", *ENTRY_COLUMNS]
+    assert raise_.names == [*position, *ENTRY_COLUMNS]
     # The entry columns are decode_entries' columns: same names, types and order.
     decoded = bkcodec.decode_entries(entries[:3], on_error="flag").schema
-    assert [(f.name, f.type) for f in decoded] == [(f.name, f.type) for f in flag][4:]
-    assert [flag.field(n).type for n in ["log_id", "offset", "location", "record_size"]] == [pa.int64()] * 4
+    assert [(f.name, f.type) for f in decoded] == [(f.name, f.type) for f in flag][5:]
+    assert [flag.field(n).type for n in position[:4]] == [pa.int64()] * 4
+    assert flag.field("record_type").type == pa.string() and not flag.field("record_type").nullable
     assert not flag.field("offset").nullable and flag.field("location").nullable
     journal = Path(path).with_name("1.txn")
     with bkcodec.JournalWriter(journal, overwrite=True) as w:
@@ -144,7 +146,7 @@ def test_reprs(sample):
     r = bkcodec.read_entry_log(path)
     text = repr(r)
     assert text.startswith("<bkcodec.RecordBatchReader of entry log") and str(path) in text
-    assert "log id 12" in text and "15 columns (log_id, offset" in text and "closed" not in text
+    assert "log id 12" in text and "17 columns (log_id, offset" in text and "closed" not in text
     r.close()
     assert repr(r).endswith(", closed>")
     assert "index file" in repr(bkcodec.read_index(_index(path)))
@@ -231,3 +233,31 @@ def test_error_kinds_and_digest_types():
     assert len(kinds) == len(set(kinds))
     assert {"torn_record", "bad_size", "zeros", "bad_header", "truncated", "file_shrank", "digest_mismatch"} <= set(kinds)
     assert sorted(bkcodec.digest_types()) == ["crc32", "crc32c", "dummy", "hmac"]
+
+
+def test_entry_log_rows_say_their_record_type(sample, tmp_path):
+    path, _ = sample
+    clean = bkcodec.read_entry_log(path).read_all()
+    assert set(clean.column("record_type").to_pylist()) == {"entry"}
+    cut = tmp_path / "0.log"
+    data = Path(path).read_bytes()
+    cut.write_bytes(data[: len(data) - 7])
+    rows = bkcodec.read_entry_log(cut).read_all().select(["record_type", "error_kind"]).to_pylist()
+    assert rows[-1]["record_type"] == "damage" and rows[-1]["error_kind"] is not None
+
+
+def test_unchecked_entries_say_why(tmp_path):
+    path = tmp_path / "0.log"
+    with bkcodec.EntryLogWriter(path) as w:
+        # Lengths that chain, so the HMAC ledger frames without its password.
+        w.add_entry(bkcodec.encode_entry(1, 0, -1, 1, b"x", digest_type="hmac", password=b"secret"))
+        w.add_entry(bkcodec.encode_entry(1, 1, 0, 2, b"y", digest_type="hmac", password=b"secret"))
+        w.add_entry(bkcodec.encode_entry(2, 0, -1, 1, b"z", digest_type="crc32c"))
+    def reasons(**options):
+        t = bkcodec.read_entry_log(path, **options).read_all()
+        return dict(zip(t.column("ledger_id").to_pylist(), t.column("digest_unchecked_reason").to_pylist()))
+
+    assert reasons() == {1: "no_password", 2: None}
+    assert reasons(password=b"secret") == {1: None, 2: None}
+    assert reasons(verify=False) == {1: None, 2: None}
+    assert set(bkcodec.digest_unchecked_reasons()) == {"no_password", "unknown_type"}

@@ -254,7 +254,7 @@ def test_columns_and_given_schemas(spark, bookie):
         spark.read.format("bookkeeper").schema("entryid bigint").load(log).collect()
     with pytest.raises(Exception, match="unknown option 'batchsize' for the bookkeeper format"):
         load(spark, log, batchSize="10")
-    assert {f.name for f in load(spark, log).schema.fields if not f.nullable} == {"file", "offset", "record_size"}
+    assert {f.name for f in load(spark, log).schema.fields if not f.nullable} == {"file", "offset", "record_size", "record_type"}
 
 
 def test_empty_kinds_missing_and_empty_files(spark, bookie, tmp_path):

@@ -210,7 +210,7 @@ def test_the_shared_session_starts_as_the_jobs_do(spark):
 def test_session_helper_runs_workers_on_this_interpreter_and_registers_the_source(tmp_path):
     # As a newcomer runs it: .venv/bin/python, nothing activated, no PYSPARK_PYTHON,
     # and a `python3` on PATH without bkcodec.
-    from bkcodec.sample import make_bookie_dir
+    from bkcodec.sample_data import make_bookie_dir
 
     sample = make_bookie_dir(tmp_path / "bookie", torn_tail=False, flip_payload_byte=False, entries_per_ledger=4)
     env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}

@@ -62,7 +62,15 @@ from bkcodec._bkcodec import (
     write_last_id,
     write_last_mark,
 )
-from bkcodec._bkcodec import digest_types, error_kinds, plan_partitions, reader_schema
+from bkcodec._bkcodec import (
+    digest_types,
+    digest_unchecked_reasons,
+    error_kinds,
+    payload_modes,
+    plan_partitions,
+    read_kinds,
+    reader_schema,
+)
 from bkcodec._bkcodec import (
     BookieFile,
     BookieLayout,
@@ -131,8 +139,11 @@ __all__ = [
     "write_last_id",
     "write_last_mark",
     "digest_types",
+    "digest_unchecked_reasons",
     "error_kinds",
     "plan_partitions",
+    "payload_modes",
+    "read_kinds",
     "reader_schema",
     # bookies as a whole: layout, cookies, DbLedgerStorage indexes (reading them needs bkcodec[rocksdb])
     "BookieFile",
@@ -146,6 +157,8 @@ __all__ = [
     "file_kind",
     "read_bookie",
     "read_cookie",
+    "check_index",
+    "IndexReport",
     "read_ledger_index",
     "read_location_index",
     "storage_flags",
@@ -159,6 +172,7 @@ __all__ = [
 # Submodules: v2 wire frames, the metadata RPC messages, Apache Pulsar.
 from bkcodec import pulsar, rpc, wire  # noqa: E402
 from bkcodec.bookie import read_bookie  # noqa: E402
+from bkcodec.index_check import IndexReport, check_index  # noqa: E402
 from bkcodec.paths import path_from_text, path_text  # noqa: E402
 from bkcodec.index_db import (  # noqa: E402
     RocksDBUnavailableError,

@@ -15,10 +15,18 @@ from typing import Any
 
 import pyarrow as pa
 
-from bkcodec._bkcodec import BookieFile, bookie_layout, read_entry_log, read_index, read_journal, reader_schema
+from bkcodec._bkcodec import (
+    BookieFile,
+    bookie_layout,
+    merged_file_schema,
+    read_entry_log,
+    read_index,
+    read_journal,
+    reader_schema,
+)
 from bkcodec.paths import path_text
 
-__all__ = ["BOOKIE_KINDS", "aligned_batch", "merged_schema", "read_bookie", "read_bookie_files", "unreadable_batch"]
+__all__ = ["BOOKIE_KINDS", "aligned_batch", "aligned_columns", "merged_schema", "read_bookie", "read_bookie_files", "unreadable_batch"]
 
 #: What `read_bookie(kind=...)` reads. `entries`: entry logs and journals merged.
 BOOKIE_KINDS = ("entries", "entry_log", "journal", "index", "location_index", "ledger_index")
@@ -39,24 +47,47 @@ def _open(f: BookieFile, options: dict[str, Any]) -> Any:
 
 def merged_schema(schemas: Sequence[pa.Schema]) -> pa.Schema:
     """`file` and `file_kind`, then every reader's columns (entry logs and journals
-    differ): where a row is first (log or journal position), the error last."""
-    fields = [pa.field("file", pa.string(), nullable=False), pa.field("file_kind", pa.string(), nullable=False)]
-    merged = pa.unify_schemas(list(schemas))
-    front = [n for n in ("log_id", "journal_id", "offset", "location", "record_size", "record_type") if n in merged.names]
-    rest = [n for n in merged.names if n not in front and n != "error"]
-    names = front + rest + (["error"] if "error" in merged.names else [])
-    return pa.schema(fields + [merged.field(n).with_nullable(True) for n in names])
+    differ): where a row is first (log or journal position), the error last. The
+    core's merge, which the JVM Spark source uses too."""
+    return merged_file_schema(list(schemas))
+
+
+def repeated_text(text: str, count: int) -> pa.Array:
+    """`text` `count` times, built from buffers (pyarrow's `repeat` of a string scalar
+    costs about 200 ns a row)."""
+    data = text.encode()
+    try:
+        import numpy as np
+    except ImportError:  # numpy is optional for bkcodec
+        return pa.repeat(pa.scalar(text, pa.string()), count)
+    if count * len(data) >= 1 << 31:
+        return pa.array([text] * count, pa.string())  # past 32-bit offsets (never for a path)
+    offsets = np.arange(count + 1, dtype=np.int32) * np.int32(len(data))
+    return pa.StringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data * count))
+
+
+def aligned_columns(batch: pa.RecordBatch, schema: pa.Schema, file: str, kind: str) -> list[pa.Array]:
+    """A reader's batch's columns in `schema`'s order: `file` and `file_kind` (where
+    the schema has them) the text given, columns the batch lacks null."""
+    n = batch.num_rows
+    names = set(batch.schema.names)
+    columns = []
+    for field in schema:
+        if field.name == "file":
+            columns.append(repeated_text(file, n))
+        elif field.name == "file_kind":
+            columns.append(repeated_text(kind, n))
+        elif field.name in names:
+            columns.append(batch.column(field.name))
+        else:
+            columns.append(pa.nulls(n, field.type))
+    return columns
 
 
 def aligned_batch(batch: pa.RecordBatch, schema: pa.Schema, path: str | os.PathLike[str], kind: str) -> pa.RecordBatch:
     """A reader's batch in the merged schema: its file (as `path_text` writes it) and
     kind first, absent columns null."""
-    n = batch.num_rows
-    names = set(batch.schema.names)
-    columns = [pa.repeat(pa.scalar(path_text(path), pa.string()), n), pa.repeat(pa.scalar(kind, pa.string()), n)]
-    for field in list(schema)[2:]:
-        columns.append(batch.column(field.name) if field.name in names else pa.nulls(n, field.type))
-    return pa.RecordBatch.from_arrays(columns, schema=schema)
+    return pa.RecordBatch.from_arrays(aligned_columns(batch, schema, path_text(path), kind), schema=schema)
 
 
 def unreadable_batch(schema: pa.Schema, path: str | os.PathLike[str], kind: str, err: OSError) -> pa.RecordBatch:

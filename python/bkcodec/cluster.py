@@ -100,7 +100,7 @@ def bookie_id_of(path: _Path) -> str:
 
 def _index_parts(layout: Any, notes: list[str]) -> list[tuple[list[Any], Any, Any]]:
     """(entry logs, location index table, ledger states table) per entry logger."""
-    from .cli.index_check import index_table, index_units, ledger_states
+    from .index_check import index_table, index_units, ledger_states
     from .index_db import RocksDBUnavailableError
 
     units, unit_notes = index_units(layout)

@@ -46,10 +46,12 @@ import pyarrow as pa
 from bkcodec.paths import escape_surrogates, path_text
 
 from bkcodec._bkcodec import (
+    STORAGE_FLAG_NEEDS_INTEGRITY_CHECK,
     STORAGE_FLAGS_KEY,
     BookKeeperFormatError,
     CorruptDataError,
     IndexDatabase,
+    parse_storage_flags,
     _decode_index_items,
     _encode_ledger_pair,
     _encode_location_pairs,
@@ -78,8 +80,6 @@ __all__ = [
 EXTRA = "bkcodec[rocksdb]"
 LOCATION_ROLES = ("locations", "scoped-locations")
 LEDGER_ROLES = ("ledgers", "scoped-ledgers")
-#: Bit 0 of the storage flags: the bookie checks its entries' integrity on start.
-STORAGE_FLAG_NEEDS_INTEGRITY_CHECK = 1
 DEFAULT_BATCH_SIZE = 65536
 # How often a snapshot is retaken when a live bookie removed a file mid-copy.
 SNAPSHOT_ATTEMPTS = 3
@@ -570,9 +570,14 @@ def _corrupt(path: str | os.PathLike[str], message: str) -> CorruptDataError:
 
 
 def _storage_flags_problem(value: bytes | None) -> str | None:
-    if value is None or len(value) == 8:
+    """What is wrong with a storage flags value, as the core reads it; None if nothing."""
+    if value is None:
         return None
-    return f"corrupt: storage flags value {value.hex()}: {len(value)} bytes, not 8"
+    try:
+        parse_storage_flags(value)
+    except CorruptDataError as err:
+        return str(err)
+    return None
 
 
 def _batches(dbs: list[Any], kind: str, batch_size: int, on_error: str, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
@@ -741,7 +746,7 @@ def storage_flags(path: str | os.PathLike[str]) -> int | None:
             problem = _storage_flags_problem(value)
             if problem is not None:
                 raise _corrupt(db.path, problem)
-            return int.from_bytes(value, "big", signed=True)
+            return parse_storage_flags(value)
     return None
 
 

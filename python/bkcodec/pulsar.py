@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import numbers
 import os
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,8 +32,12 @@ from bkcodec._bkcodec import (
     pulsar_decode_managed_cursor_info,
     pulsar_decode_managed_ledger_info,
     pulsar_decode_messages,
+    pulsar_input_schema,
+    pulsar_marker_types,
+    pulsar_partitioned_topic_name,
     pulsar_read_messages,
     pulsar_topic_ledgers,
+    pulsar_topic_url,
     read_entry_log,
     read_journal,
 )
@@ -52,21 +55,14 @@ __all__ = [
     "decode_managed_ledger_info",
     "decode_messages",
     "entry_batches",
+    "input_schema",
     "ledgers_of_topic",
     "read_messages",
     "topic_ledgers",
 ]
 
 #: ``marker_type`` values (PulsarMarkers.proto): what a marker row is.
-MARKER_TYPES = {
-    10: "REPLICATED_SUBSCRIPTION_SNAPSHOT_REQUEST",
-    11: "REPLICATED_SUBSCRIPTION_SNAPSHOT_RESPONSE",
-    12: "REPLICATED_SUBSCRIPTION_SNAPSHOT",
-    13: "REPLICATED_SUBSCRIPTION_UPDATE",
-    20: "TXN_COMMITTING",
-    21: "TXN_COMMIT",
-    22: "TXN_ABORT",
-}
+MARKER_TYPES: dict[int, str] = pulsar_marker_types()
 
 #: Ledger kinds whose entries are topic messages.
 MESSAGE_KINDS = ("messages",)
@@ -138,36 +134,21 @@ def topic_ledgers(dump: Any = None, *, ledger_metadata: Any = None) -> pyarrow.T
     return pulsar_topic_ledgers(dump, ledger_metadata=ledger_metadata)
 
 
-_PARTITION = re.compile(r"-partition-\d+$")
-
-
-def _topic_url(topic: str) -> str:
-    """``persistent://tenant/ns/x`` for ``x`` (public/default), ``tenant/ns/x`` or a full name."""
-    if "://" in topic:
-        return topic
-    parts = topic.split("/")
-    if len(parts) == 1:
-        return f"persistent://public/default/{topic}"
-    if len(parts) == 4 and parts[2] == "persistent":
-        # A managed-ledger name: tenant/ns/persistent/x.
-        return f"persistent://{parts[0]}/{parts[1]}/{parts[3]}"
-    return f"persistent://{topic}"
-
-
 def ledgers_of_topic(table: Any, topic: str | None, *, kinds: Sequence[str] = MESSAGE_KINDS) -> set[int]:
     """The ledgers of ``topic`` in a ``topic_ledgers()`` table, its partitions included
     (``my-topic`` also names ``my-topic-partition-0``, ...), of the given kinds; with
     ``topic=None``, those of every topic."""
     import pyarrow as pa
 
-    want = None if topic is None else _topic_url(topic)
+    # The core names topics as Pulsar does (a managed-ledger name's topic URL-decoded).
+    want = None if topic is None else pulsar_topic_url(topic)
     rows = pa.table(table).select(["topic", "managed_ledger", "ledger_id", "kind"]).to_pylist()
     out = set()
     for r in rows:
         if r["ledger_id"] is None or r["kind"] not in kinds:
             continue
         name = r["topic"] or ""
-        if want is None or name == want or _PARTITION.sub("", name) == want or r["managed_ledger"] == topic:
+        if want is None or name == want or pulsar_partitioned_topic_name(name) == want or r["managed_ledger"] == topic:
             out.add(r["ledger_id"])
     return out
 
@@ -236,19 +217,10 @@ def bookie_ledgers(paths: Any) -> dict[int, int]:
     return out
 
 
-def _entry_schema() -> pyarrow.Schema:
-    import pyarrow as pa
-
-    return pa.schema(
-        [
-            ("scope_id", pa.int64()),
-            ("ledger_id", pa.int64()),
-            ("entry_id", pa.int64()),
-            ("payload", pa.binary()),
-            ("error", pa.string()),
-            ("record_type", pa.string()),
-        ]
-    )
+def input_schema() -> pyarrow.Schema:
+    """The entry columns the message decoder reads (by name; ``payload`` required), with
+    the file readers' types: what ``entry_batches`` gives."""
+    return pulsar_input_schema()
 
 
 def entry_batches(
@@ -270,7 +242,7 @@ def entry_batches(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    schema = _entry_schema()
+    schema = input_schema()
     keep = pa.array(sorted(set(ledgers)), pa.int64()) if ledgers is not None else None
     drop = pa.array(sorted(set(exclude_ledgers)), pa.int64()) if exclude_ledgers else None
     options = dict(payload="binary", on_error="flag")
@@ -388,7 +360,7 @@ def read_messages(
         # Several bookies: each entry once, from its best copy, in ledger order.
         options = dict(digest_type=digest_type, password=password)
         stream = pa.RecordBatchReader.from_batches(
-            _entry_schema(), _best_copy_batches(bookies, keep, exclude, ledger_metadata, options)
+            input_schema(), _best_copy_batches(bookies, keep, exclude, ledger_metadata, options)
         )
         return pulsar_read_messages(stream, source=f"{len(bookies)} bookies", **common)
 
@@ -399,7 +371,7 @@ def read_messages(
     batches = entry_batches(
         files, ledgers=keep, exclude_ledgers=exclude, on_progress=on_progress, on_unreadable=on_unreadable, **reader_options
     )
-    stream = pa.RecordBatchReader.from_batches(_entry_schema(), batches)
+    stream = pa.RecordBatchReader.from_batches(input_schema(), batches)
     sources = path_or_reader if isinstance(path_or_reader, (list, tuple)) else [path_or_reader]
     where = ", ".join(path_text(p) for p in sources)
     return pulsar_read_messages(stream, source=f"{where} ({len(files)} files)", **common)
@@ -425,7 +397,7 @@ def _best_copy_batches(
     from .cluster import CopyCatalog
 
     catalog = CopyCatalog(bookies, ledgers=keep, metadata=ledger_metadata, **options)
-    schema = _entry_schema()
+    schema = input_schema()
     for scope, ledger in catalog.ledgers():
         if exclude and ledger in exclude:
             continue

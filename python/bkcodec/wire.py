@@ -34,6 +34,9 @@ from bkcodec._bkcodec import (
     split_frames,
     v2_to_v3_status,
     v3_to_v2_status,
+    wire_flags,
+    wire_op_codes,
+    wire_return_codes,
 )
 
 __all__ = [
@@ -71,57 +74,15 @@ Request = Union[AddRequest, ReadRequest, BatchReadRequest, AuthMessage]
 Response = Union[AddResponse, ReadResponse, BatchReadResponse, AuthMessage]
 
 
-class OpCode(IntEnum):
-    """v2 opcodes. Only ADDENTRY, READENTRY, AUTH and BATCH_READ_ENTRY have v2 frames."""
-
-    ADDENTRY = 1
-    READENTRY = 2
-    AUTH = 3
-    READ_LAC = 4
-    WRITE_LAC = 5
-    GET_BOOKIE_INFO = 6
-    BATCH_READ_ENTRY = 7
-
-
-class Flag(IntFlag):
-    """Header flags."""
-
-    NONE = 0
-    DO_FENCING = 0x1
-    RECOVERY_ADD = 0x2
-    HIGH_PRIORITY = 0x4
-
-
-class ReturnCode(IntEnum):
-    """v2 return codes (``BookieProtocol.E*``); ``v2_to_v3_status`` maps them to ``StatusCode``."""
-
-    EOK = 0
-    ENOLEDGER = 1
-    ENOENTRY = 2
-    EBADREQ = 100
-    EIO = 101
-    EUA = 102
-    EBADVERSION = 103
-    EFENCED = 104
-    EREADONLY = 105
-    ETOOMANYREQUESTS = 106
-    EUNKNOWNLEDGERSTATE = 107
-
-
-class StatusCode(IntEnum):
-    """v3 protocol status codes (``BookkeeperProtocol.StatusCode``)."""
-
-    EOK = 0
-    ENOLEDGER = 402
-    ENOENTRY = 403
-    EBADREQ = 404
-    EIO = 501
-    EUA = 502
-    EBADVERSION = 503
-    EFENCED = 504
-    EREADONLY = 505
-    ETOOMANYREQUESTS = 506
-    EUNKNOWNLEDGERSTATE = 507
+# The codes are the core's (rust/core/src/wire/v2.rs), as Python enums.
+OpCode = IntEnum("OpCode", wire_op_codes(), module=__name__)  # type: ignore[misc]
+OpCode.__doc__ = "v2 opcodes. Only ADDENTRY, READENTRY, AUTH and BATCH_READ_ENTRY have v2 frames."
+Flag = IntFlag("Flag", wire_flags(), module=__name__)  # type: ignore[misc]
+Flag.__doc__ = "Header flags."
+ReturnCode = IntEnum("ReturnCode", [(name, v2) for name, v2, _ in wire_return_codes()], module=__name__)  # type: ignore[misc]
+ReturnCode.__doc__ = "v2 return codes (``BookieProtocol.E*``); ``v2_to_v3_status`` maps them to ``StatusCode``."
+StatusCode = IntEnum("StatusCode", [(name, v3) for name, _, v3 in wire_return_codes()], module=__name__)  # type: ignore[misc]
+StatusCode.__doc__ = "v3 protocol status codes (``BookkeeperProtocol.StatusCode``)."
 
 
 def encode_add_request(master_key: Buffer, entry: Buffer, *, flags: int = 0, version: int = 2) -> bytes:

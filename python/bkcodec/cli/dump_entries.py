@@ -87,6 +87,12 @@ _COLUMNS = (
     "payload",
     "error",
 )
+def _shown(column: str, names) -> bool:
+    # An entry log's rows are entries or damage, which the error already tells:
+    # its record_type is not printed.
+    return column != "record_type" or "journal_id" in names
+
+
 _TABLE_HEADERS = {
     "offset": "offset",
     "record_type": "type",
@@ -135,7 +141,7 @@ def _json_row(row: dict[str, Any], path: str, payload_mode: str) -> dict[str, An
         if c in row:
             out[c] = row[c]
     for c in _COLUMNS:
-        if c in row:
+        if c in row and _shown(c, row):
             out[c] = row[c]
     if payload_mode != "none":
         out["payload"] = encode_payload(row.get("payload"), payload_mode)
@@ -362,7 +368,7 @@ def run_indexed(args: argparse.Namespace, out: Output, found: Any) -> int:
     import pyarrow.compute as pc
 
     from .. import read_entry_log
-    from .index_check import index_units
+    from ..index_check import index_units
     from .index_lookup import clusters, indexed_locations
 
     digests = digest_options(args)
@@ -465,7 +471,7 @@ def _print_batch(out: Output, table: TableWriter, batch, path: str, args: argpar
     if "record_size" not in names:  # an index file's rows
         table.rows(list(_INDEX_COLUMNS), [[_cell(c, r.get(c), args.payload, args.full) for c in _INDEX_COLUMNS] for r in rows])
         return damage
-    columns = [c for c in _COLUMNS if c in names and c not in _TABLE_SKIP]
+    columns = [c for c in _COLUMNS if c in names and c not in _TABLE_SKIP and _shown(c, names)]
     if args.payload == "none" and "payload" in columns:
         columns.remove("payload")
     if "error" not in columns:

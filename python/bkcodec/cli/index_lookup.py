@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .index_check import IndexUnit
+from ..index_check import IndexUnit
 from .ranges import LedgerSelection, Span, mask
 
 LOOKUP_CHUNK = 4096

@@ -8,7 +8,7 @@ from typing import Any
 from ..paths import path_text
 from .discover import ENTRY_LOG, INDEX, JOURNAL, LAST_ID, LAST_MARK, BookieFile, discover
 from .errors import exit_code, unreadable_reason
-from .index_check import LOCATIONS_OF
+from ..index_check import LOCATIONS_OF
 from .output import Output
 from .readers import DigestOptions, batches_with_progress, file_size, open_reader, progress_over
 from .scan_stats import FileTally, check_ledgers_map, ledgers_map_problem
@@ -221,7 +221,7 @@ def inspect_bookie(layout: Any, out: Output) -> dict[str, Any]:
 
 def _missing_databases(databases: list[Any], infos: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A locations database that is not there beside a ledgers database that lists ledgers."""
-    from .index_check import missing_location_database
+    from ..index_check import missing_location_database
 
     paths = {str(db.path) for db in databases}
     missing = []

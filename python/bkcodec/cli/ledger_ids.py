@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from .. import LedgerId, ledger_znode_path
+from .._bkcodec import znode_layouts
 from .errors import EXIT_OK, CliError
 from .output import Output
-from .ranges import QUALIFIED_NAME
+from .ranges import qualified_ledger
 
 _I64 = (-(2**63), 2**63 - 1)
 # Every ledger-manager layout, in the order BookKeeper introduced them.
-ZNODE_LAYOUTS = ("flat", "hierarchical", "legacy_hierarchical", "long_hierarchical", "etcd")
+ZNODE_LAYOUTS = tuple(znode_layouts())
 
 
 def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -54,8 +55,9 @@ def _int64(text: str) -> int:
 def parse_ledger_id(text: str, scope: int = 0) -> LedgerId:
     """A ledger id from a qualified name, a UUID, or a 64-bit id (decimal or 0x-hex)."""
     text = text.strip()
-    if QUALIFIED_NAME.match(text):
-        return LedgerId.from_qualified_name(text)
+    lid = qualified_ledger(text)
+    if lid is not None:
+        return lid
     try:
         return LedgerId(scope, _int64(text))
     except argparse.ArgumentTypeError as err:

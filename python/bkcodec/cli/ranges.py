@@ -4,8 +4,8 @@ for `--ledger` also qualified names and UUIDs."""
 from __future__ import annotations
 
 import argparse
-import re
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -95,8 +95,15 @@ def mask(column, spans: tuple[Span, ...]):
     return pc.fill_null(result, False)
 
 
-# A 32-hex-digit qualified name or a UUID names one ledger with its scope.
-QUALIFIED_NAME = re.compile(r"^[0-9a-fA-F]{32}$|^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")
+def qualified_ledger(text: str) -> Any:
+    """The `LedgerId` a qualified name or UUID names (one ledger with its scope), as
+    the core parses them, or None for text of another shape."""
+    from .. import LedgerId
+
+    try:
+        return LedgerId.from_qualified_name(text)
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -150,10 +157,8 @@ def parse_ledger_selection(text: str) -> LedgerSelection:
     qualified: list[tuple[int, int]] = []
     for part in text.split(","):
         part = part.strip()
-        if QUALIFIED_NAME.match(part):
-            from .. import LedgerId
-
-            lid = LedgerId.from_qualified_name(part)
+        lid = qualified_ledger(part)
+        if lid is not None:
             qualified.append((lid.scope_id, lid.ledger_id))
         else:
             spans.extend(parse_spans(part or text))  # an empty part: parse_spans says so, quoting the whole

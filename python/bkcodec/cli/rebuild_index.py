@@ -87,7 +87,7 @@ def _active_ledgers(ledger_databases: list[Any]) -> set[tuple[int, int]] | None:
 
 def run(args: argparse.Namespace, out: Output) -> int:
     from .. import bookie_layout, index_db
-    from .index_check import index_units
+    from ..index_check import index_units
 
     if not args.bookie.exists():
         raise CliError("no such file or directory", str(args.bookie))

@@ -56,12 +56,12 @@ class LedgerTally:
 class FileTally:
     """What one pass over a file's rows found."""
 
-    records: Counter = field(default_factory=Counter)  # journal record types; "entry" for entry logs
+    records: Counter = field(default_factory=Counter)  # by record_type
     ledgers: dict[tuple[int, int], LedgerTally] = field(default_factory=dict)
     formats: Counter = field(default_factory=Counter)  # entry format version -> count
     digest_ok: int = 0
     digest_unchecked: int = 0
-    # Unchecked entries by digest type: None (type unknown), "hmac" (no password)...
+    # Unchecked entries by the core's digest_unchecked_reason (None: not asked to verify).
     unchecked: Counter = field(default_factory=Counter)
     entry_errors: list[dict[str, Any]] = field(default_factory=list)
     gaps: list[dict[str, Any]] = field(default_factory=list)
@@ -82,12 +82,9 @@ class FileTally:
 
         if batch.num_rows == 0:
             return
-        names = batch.schema.names
         kind = batch.column("error_kind")
-        if "record_type" in names:
-            record_type = batch.column("record_type")
-        else:
-            record_type = pa.array(["entry"] * batch.num_rows)
+        record_type = batch.column("record_type")
+        # Damage, and an entry record whose header no layout reads (no format version).
         is_gap = pc.or_(
             pc.equal(record_type, "damage"),
             pc.and_(pc.is_valid(kind), pc.is_null(batch.column("format_version"))),
@@ -174,12 +171,13 @@ class FileTally:
         n_bad = pc.sum(bad).as_py() or 0
         n_good = pc.sum(pc.fill_null(pc.and_(ok, pc.invert(bad)), False)).as_py() or 0
         self.digest_ok += n_good
-        # Neither failed nor verified: not checked (verify off, HMAC without the
-        # password, a ledger whose digest type nothing tells).
+        # Neither failed nor verified: not checked, for the reason the core gives
+        # (HMAC without the password, a ledger whose digest type nothing tells; null
+        # with verify off).
         unchecked = pc.and_(pc.invert(bad), pc.is_null(ok))
         if pc.any(unchecked).as_py():
-            types = entries.column("digest_type").filter(unchecked)
-            for value, count in zip(*_value_counts(types)):
+            reasons = entries.column("digest_unchecked_reason").filter(unchecked)
+            for value, count in zip(*_value_counts(reasons)):
                 self.unchecked[value] += count
         self.digest_unchecked += entries.num_rows - n_bad - n_good
         if n_bad:

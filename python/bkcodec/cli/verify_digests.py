@@ -19,17 +19,17 @@ from .readers import (
     open_reader,
     progress_over,
 )
-from .index_check import IndexReport, ScannedEntries, check_layouts
+from ..index_check import IndexReport, ScannedEntries, check_layouts
 from .ranges import LedgerSelection, add_ledger_option, non_negative
 from .scan_stats import FileTally, check_ledgers_map, ledgers_map_problem
 
 
 MAX_FAILURES_SHOWN = 50
 
-# Why an entry was not checked, by the digest type its row reports.
+# What to say of an entry not checked, by its row's digest_unchecked_reason.
 UNCHECKED_REASONS = {
-    "hmac": "HMAC without the ledger's password (give --password or --metadata)",
-    None: "digest type unknown: no entry of the ledger verifies and its lengths do not tell "
+    "no_password": "HMAC without the ledger's password (give --password or --metadata)",
+    "unknown_type": "digest type unknown: no entry of the ledger verifies and its lengths do not tell "
     "(give --digest-type or --metadata)",
 }
 
@@ -168,7 +168,7 @@ def _check_map(f: BookieFile, whole: FileTally) -> tuple[dict[str, Any], dict[st
 
 
 def _unchecked_reasons(tally: FileTally) -> dict[str, int]:
-    return {UNCHECKED_REASONS.get(t, f"{t} digests are not checked"): n for t, n in tally.unchecked.items()}
+    return {UNCHECKED_REASONS.get(r, r or "not verified"): n for r, n in tally.unchecked.items()}
 
 
 def verify_small_file(f: BookieFile, digests: DigestOptions) -> tuple[dict[str, Any], list[dict]]:

@@ -67,6 +67,8 @@ pub enum Unchecked {
 }
 
 impl Unchecked {
+    pub const ALL: [Unchecked; 2] = [Unchecked::NoPassword, Unchecked::UnknownType];
+
     pub const fn as_str(self) -> &'static str {
         match self {
             Unchecked::NoPassword => "no_password",
@@ -83,6 +85,15 @@ impl DigestStatus {
             DigestStatus::Verified => Some(true),
             DigestStatus::Mismatch => Some(false),
             DigestStatus::Unchecked(_) | DigestStatus::NotAsked => None,
+        }
+    }
+
+    /// The `digest_unchecked_reason` column: why the digest could not be checked.
+    #[inline(always)]
+    pub fn unchecked(self) -> Option<Unchecked> {
+        match self {
+            DigestStatus::Unchecked(u) => Some(u),
+            _ => None,
         }
     }
 }

@@ -39,6 +39,30 @@ pub enum ReadKind {
 }
 
 impl ReadKind {
+    /// The kinds of one file each.
+    pub const FILE_KINDS: [ReadKind; 3] = [ReadKind::EntryLog, ReadKind::Journal, ReadKind::Index];
+
+    /// The name `bookie_layout` and `file_kind` give the files this kind reads (what
+    /// a row's `file_kind` says), or `None` for `auto` and `bookie`.
+    pub fn file_kind(self) -> Option<&'static str> {
+        match self {
+            ReadKind::EntryLog => Some("entry_log"),
+            ReadKind::Journal => Some("journal"),
+            ReadKind::Index => Some("index"),
+            ReadKind::Auto | ReadKind::Bookie => None,
+        }
+    }
+
+    /// The column this kind's reader fills from the hex id in a file's name.
+    pub fn name_id_column(self) -> Option<&'static str> {
+        match self {
+            ReadKind::EntryLog => Some("log_id"),
+            ReadKind::Journal => Some("journal_id"),
+            ReadKind::Index => Some("ledger_id"),
+            ReadKind::Auto | ReadKind::Bookie => None,
+        }
+    }
+
     /// The data source's names: `auto`, `entrylog`, `journal`, `index`, `bookie`.
     pub fn from_name(name: &str) -> Result<ReadKind> {
         Ok(match name.trim().to_ascii_lowercase().as_str() {

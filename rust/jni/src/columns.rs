@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use bkcodec_core::arrow::{entry_log_schema, journal_schema, EntryBatchOptions, FileReaderOptions, OnError, PayloadMode};
+use bkcodec_core::arrow::{entry_log_schema, journal_schema, merged_file_schema, EntryBatchOptions, FileReaderOptions, OnError, PayloadMode};
 use bkcodec_core::metadata::znode_dump::read_znode_dir;
 use bkcodec_core::plan::ReadKind;
 use bkcodec_core::{DigestPolicy, Error, LedgerDigestSettings, Result};
@@ -47,8 +47,9 @@ impl SourceOptions {
         DigestPolicy::from_name(Some(&digest_type))
             .map_err(|_| Error::invalid_argument(format!("digestType must be auto or a digest type name, not {digest_type:?}")))?;
         let payload = get("payload").unwrap_or_else(|| "binary".into()).to_ascii_lowercase();
-        if !matches!(payload.as_str(), "binary" | "binary_view" | "none") {
-            return Err(Error::invalid_argument(format!("payload must be one of binary, binary_view, none, not {payload:?}")));
+        if !PayloadMode::ROW_MODES.iter().any(|m| m.name() == payload) {
+            let names: Vec<&str> = PayloadMode::ROW_MODES.iter().map(|m| m.name()).collect();
+            return Err(Error::invalid_argument(format!("payload must be one of {}, not {payload:?}", names.join(", "))));
         }
         let verify = match get("verify").map(|v| v.trim().to_ascii_lowercase()) {
             None => true,
@@ -100,20 +101,12 @@ impl SourceOptions {
 
 /// The core kind name each read kind's rows carry in `file_kind`.
 pub fn core_kind_name(kind: ReadKind) -> &'static str {
-    match kind {
-        ReadKind::Journal => "journal",
-        ReadKind::Index => "index",
-        _ => "entry_log",
-    }
+    kind.file_kind().unwrap_or("entry_log")
 }
 
 /// The column a kind's reader fills from the hex id in the file name.
 pub fn name_id_column(kind: ReadKind) -> &'static str {
-    match kind {
-        ReadKind::Journal => "journal_id",
-        ReadKind::Index => "ledger_id",
-        _ => "log_id",
-    }
+    kind.name_id_column().unwrap_or("log_id")
 }
 
 /// Every column a read of `kind` gives, as Spark is told them.
@@ -122,7 +115,13 @@ pub fn full_schema(kind: ReadKind, options: &SourceOptions) -> Result<SchemaRef>
     let reader: Vec<Field> = match kind {
         ReadKind::EntryLog => entry_log_schema(&scan).fields().iter().map(|f| f.as_ref().clone()).collect(),
         ReadKind::Journal => journal_schema(&scan).fields().iter().map(|f| f.as_ref().clone()).collect(),
-        ReadKind::Bookie => merged(&[entry_log_schema(&scan), journal_schema(&scan)]),
+        // `bkcodec.read_bookie`'s columns; `file` is added below.
+        ReadKind::Bookie => merged_file_schema(&[entry_log_schema(&scan), journal_schema(&scan)])
+            .fields()
+            .iter()
+            .filter(|f| f.name() != "file")
+            .map(|f| f.as_ref().clone())
+            .collect(),
         ReadKind::Index | ReadKind::Auto => {
             return Err(Error::invalid_argument(format!(
                 "the bookkeeper-jvm source reads entry logs and journals; for kind {} use the Python bookkeeper source",
@@ -145,27 +144,6 @@ fn spark_safe(field: Field) -> Field {
         DataType::Utf8View => field.with_data_type(DataType::Utf8),
         _ => field,
     }
-}
-
-/// `bkcodec.bookie.merged_schema` without its `file`: `file_kind`, then the readers'
-/// columns (first seen first), where a row is (log or journal position) first and
-/// `error` last; every column but `file_kind` nullable.
-fn merged(schemas: &[SchemaRef]) -> Vec<Field> {
-    let mut all: Vec<Field> = Vec::new();
-    for schema in schemas {
-        for f in schema.fields() {
-            if !all.iter().any(|a| a.name() == f.name()) {
-                all.push(f.as_ref().clone());
-            }
-        }
-    }
-    let front = ["log_id", "journal_id", "offset", "location", "record_size", "record_type"];
-    let find = |name: &str| all.iter().find(|f| f.name() == name).cloned();
-    let mut out = vec![Field::new("file_kind", DataType::Utf8, false)];
-    out.extend(front.iter().filter_map(|n| find(n)));
-    out.extend(all.iter().filter(|f| !front.contains(&f.name().as_str()) && f.name() != "error").cloned());
-    out.extend(find("error"));
-    out.into_iter().enumerate().map(|(i, f)| if i == 0 { f } else { f.with_nullable(true) }).collect()
 }
 
 /// A Spark type name for each Arrow type the source gives.

@@ -11,7 +11,7 @@ use arrow_schema::DataType;
 use bkcodec_core::arrow::OnError;
 use bkcodec_core::bookie::cookie::{encode_dir_list, read_cookie_file, CURRENT_LAYOUT_VERSION};
 use bkcodec_core::bookie::index_batch::{decode_ledger_pairs, decode_location_pairs};
-use bkcodec_core::bookie::index_db::{ledger_key, location_key, STORAGE_FLAGS_KEY};
+use bkcodec_core::bookie::index_db::{ledger_key, location_key, STORAGE_FLAGS_KEY, STORAGE_FLAG_NEEDS_INTEGRITY_CHECK};
 use bkcodec_core::bookie::layout::{bookie_dir_of, FileKind};
 use bkcodec_core::bookie::{self, BookieLayout, Cookie, LedgerData};
 use bkcodec_core::LedgerId;
@@ -569,6 +569,13 @@ fn _encode_ledger_pair<'py>(
     (PyBytes::new(py, &key), PyBytes::new(py, &data.to_bytes()))
 }
 
+/// The storage flags value of a `ledgers` database (8 bytes, big-endian);
+/// `CorruptDataError` for a value of another length.
+#[pyfunction]
+fn parse_storage_flags(py: Python<'_>, value: &[u8]) -> PyResult<i64> {
+    bkcodec_core::bookie::index_db::parse_storage_flags(value).py_err(py)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyBookieFile>()?;
     m.add_class::<PyBookieLayout>()?;
@@ -583,5 +590,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_encode_location_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(_encode_ledger_pair, m)?)?;
     m.add("STORAGE_FLAGS_KEY", PyBytes::new(m.py(), &STORAGE_FLAGS_KEY))?;
+    m.add("STORAGE_FLAG_NEEDS_INTEGRITY_CHECK", STORAGE_FLAG_NEEDS_INTEGRITY_CHECK)?;
+    m.add_function(wrap_pyfunction!(parse_storage_flags, m)?)?;
     Ok(())
 }

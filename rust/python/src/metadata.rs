@@ -255,6 +255,12 @@ fn ledger_znode_path(py: Python<'_>, ledger_id: i64, layout: &str, prefix: Optio
     znode::ledger_znode_path(ledger_id, layout, prefix.unwrap_or(layout.default_prefix())).py_err(py)
 }
 
+/// Every ledger-manager layout's name, in the order BookKeeper introduced them.
+#[pyfunction]
+fn znode_layouts() -> Vec<&'static str> {
+    ZnodeLayout::ALL.iter().map(|l| l.name()).collect()
+}
+
 /// The ledger id a znode path (or etcd key) names, in any layout.
 #[pyfunction]
 fn parse_ledger_znode_path(py: Python<'_>, path: PathBuf) -> PyResult<i64> {
@@ -369,6 +375,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode_ledger_metadata, m)?)?;
     m.add_function(wrap_pyfunction!(ledger_znode_path, m)?)?;
     m.add_function(wrap_pyfunction!(parse_ledger_znode_path, m)?)?;
+    m.add_function(wrap_pyfunction!(znode_layouts, m)?)?;
     m.add_function(wrap_pyfunction!(ledger_metadata_table, m)?)?;
     m.add_function(wrap_pyfunction!(load_ledger_metadata_dir, m)?)?;
     Ok(())

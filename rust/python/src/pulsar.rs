@@ -453,6 +453,30 @@ fn pulsar_check_reader_options(
     Ok(())
 }
 
+/// `marker_type` values and their names (PulsarMarkers.proto).
+#[pyfunction]
+fn pulsar_marker_types() -> std::collections::BTreeMap<i32, &'static str> {
+    bkcodec_core::pulsar::proto::MARKER_TYPES.into_iter().collect()
+}
+
+/// The entry columns the message decoder reads, with the readers' types.
+#[pyfunction]
+fn pulsar_input_schema(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    PySchema::new(bkcodec_core::pulsar::decoder::input_schema()).into_pyarrow(py)
+}
+
+/// A topic's full name from a bare name, `tenant/ns/topic`, a managed-ledger name or a full name.
+#[pyfunction]
+fn pulsar_topic_url(name: &str) -> String {
+    bkcodec_core::pulsar::topics::topic_url(name)
+}
+
+/// A partition's topic (`x-partition-3` -> `x`); any other name as it is.
+#[pyfunction]
+fn pulsar_partitioned_topic_name(name: &str) -> &str {
+    bkcodec_core::pulsar::topics::partitioned_topic_name(name)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyMessageDecoder>()?;
     m.add_function(wrap_pyfunction!(pulsar_check_reader_options, m)?)?;
@@ -461,5 +485,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pulsar_decode_managed_ledger_info, m)?)?;
     m.add_function(wrap_pyfunction!(pulsar_decode_managed_cursor_info, m)?)?;
     m.add_function(wrap_pyfunction!(pulsar_topic_ledgers, m)?)?;
+    m.add_function(wrap_pyfunction!(pulsar_marker_types, m)?)?;
+    m.add_function(wrap_pyfunction!(pulsar_input_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(pulsar_topic_url, m)?)?;
+    m.add_function(wrap_pyfunction!(pulsar_partitioned_topic_name, m)?)?;
     Ok(())
 }

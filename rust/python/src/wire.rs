@@ -578,6 +578,24 @@ fn v3_to_v2_status(status: i32) -> Option<i32> {
     v2::v3_to_v2_status(status)
 }
 
+/// The v2 opcodes, `(name, value)`.
+#[pyfunction]
+fn wire_op_codes() -> Vec<(&'static str, u8)> {
+    OpCode::ALL.iter().map(|&op| (op.name(), op as u8)).collect()
+}
+
+/// The header flags, `(name, bit)`.
+#[pyfunction]
+fn wire_flags() -> Vec<(&'static str, u16)> {
+    v2::flags::ALL.to_vec()
+}
+
+/// The return codes, `(name, v2 value, v3 StatusCode value)`.
+#[pyfunction]
+fn wire_return_codes() -> Vec<(&'static str, i32, i32)> {
+    v2::RETURN_CODES.to_vec()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyAddRequest>()?;
     m.add_class::<PyAddResponse>()?;
@@ -591,6 +609,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(split_frames, m)?)?;
     m.add_function(wrap_pyfunction!(v2_to_v3_status, m)?)?;
     m.add_function(wrap_pyfunction!(v3_to_v2_status, m)?)?;
+    m.add_function(wrap_pyfunction!(wire_op_codes, m)?)?;
+    m.add_function(wrap_pyfunction!(wire_flags, m)?)?;
+    m.add_function(wrap_pyfunction!(wire_return_codes, m)?)?;
     m.add("DEFAULT_MAX_FRAME_SIZE", DEFAULT_MAX_FRAME_SIZE)?;
     Ok(())
 }

@@ -60,6 +60,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
+from bkcodec.bookie import aligned_columns
 from bkcodec_spark import files, planning, pushdown
 from bkcodec_spark.arrow_types import spark_safe_schema, to_spark_safe
 from bkcodec_spark.entries import spark_struct
@@ -406,18 +407,7 @@ class BookKeeperReader(DataSourceReader):
 
     @staticmethod
     def _with_file(batch: pa.RecordBatch, split: files.FileSplit, wide: pa.Schema) -> pa.RecordBatch:
-        n = batch.num_rows
-        names = batch.schema.names
-        arrays = []
-        for field in wide:
-            if field.name == "file":
-                arrays.append(_repeated(split.path, n))
-            elif field.name == "file_kind":
-                arrays.append(_repeated(files.CORE_KIND[split.kind], n))
-            elif field.name in names:
-                arrays.append(batch.column(field.name))
-            else:
-                arrays.append(pa.nulls(n, field.type))
+        arrays = aligned_columns(batch, wide, split.path, files.CORE_KIND[split.kind])
         return to_spark_safe(pa.RecordBatch.from_arrays(arrays, names=wide.names), wide)
 
     @staticmethod
@@ -458,15 +448,3 @@ class FilteringReader(BookKeeperReader):
         taken, left = pushdown.accept(filters, self.arrow_schema)
         self.pushed = self.pushed + taken
         return left
-
-
-def _repeated(text: str, count: int) -> pa.Array:
-    """`text` `count` times, built from buffers (pyarrow's `repeat` of a string scalar
-    costs about 200 ns a row)."""
-    import numpy as np
-
-    data = text.encode()
-    if count * len(data) >= 1 << 31:
-        return pa.array([text] * count, pa.string())  # past 32-bit offsets (never for a path)
-    offsets = np.arange(count + 1, dtype=np.int32) * np.int32(len(data))
-    return pa.StringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data * count))

@@ -42,23 +42,25 @@ __all__ = [
     "reader_schema",
 ]
 
-ENTRY_LOG, JOURNAL, INDEX = "entrylog", "journal", "index"
-KINDS = (ENTRY_LOG, JOURNAL, INDEX)
+# The data source's kind names, each with bkcodec's file kind and the column its
+# reader fills from the id in a file's name: the core's table (the JVM source's too).
+_READ_KINDS = bkcodec.read_kinds()
+KINDS = tuple(name for name, _, _ in _READ_KINDS)
+_KIND_OF_CORE = {core: name for name, core, _ in _READ_KINDS}
+CORE_KIND = {name: core for name, core, _ in _READ_KINDS}
+ENTRY_LOG, JOURNAL, INDEX = _KIND_OF_CORE["entry_log"], _KIND_OF_CORE["journal"], _KIND_OF_CORE["index"]
 # Entry logs and journals read together (a bookie directory with kind=auto), as
 # bkcodec.read_bookie(kind="entries") merges them, each row with its `file_kind`.
 BOOKIE = "bookie"
-# The data source's kind names for bkcodec's file kinds.
-_KIND_OF_CORE = {"entry_log": ENTRY_LOG, "journal": JOURNAL, "index": INDEX}
-CORE_KIND = {kind: core for core, kind in _KIND_OF_CORE.items()}
 # URI schemes read through pyarrow.fs (s3a and s3n are Hadoop's names for S3).
 REMOTE_SCHEMES = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gs": "gs", "gcs": "gs", "abfs": "abfs", "abfss": "abfss", "hdfs": "hdfs", "viewfs": "viewfs"}
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 # For messages only: which files are of which kind is bkcodec.file_kind's to say.
 _SUFFIX = {ENTRY_LOG: ".log", JOURNAL: ".txn", INDEX: ".idx", BOOKIE: ".log, *.txn"}
 # The column each kind's reader fills from the hex id in the file name.
-NAME_ID_COLUMN = {ENTRY_LOG: "log_id", JOURNAL: "journal_id", INDEX: "ledger_id"}
+NAME_ID_COLUMN = {name: column for name, _, column in _READ_KINDS}
 DIGEST_TYPES = ("auto", *bkcodec.digest_types())
-PAYLOADS = ("binary", "binary_view", "none")
+PAYLOADS = tuple(bkcodec.payload_modes())
 
 
 class NoFilesWarning(UserWarning):

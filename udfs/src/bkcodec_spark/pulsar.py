@@ -39,8 +39,8 @@ __all__ = [
     "owners_dict",
 ]
 
-#: Input columns the decoder reads (by name); `payload` is required.
-INPUT_COLUMNS = ("scope_id", "ledger_id", "entry_id", "payload", "error", "record_type")
+#: Input columns the decoder reads (by name); `payload` is required. The core's list.
+INPUT_COLUMNS = tuple(bkcodec.pulsar.input_schema().names)
 
 
 def owners_dict(ledger_owners: Any) -> dict[int, tuple[str, str | None]]:

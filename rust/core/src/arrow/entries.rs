@@ -1,5 +1,5 @@
 //! Many entries as Arrow rows (`decode_entries`): one row per input value, with the
-//! entry columns of `columns.rs` and the digest checks of `digest_check.rs`, the
+//! entry columns of `reader_columns.rs` and the digest checks of `digest_check.rs`, the
 //! same as the file readers'.
 //!
 //! Runs of entries whose digest type is known are checked together (their CRC-32C
@@ -14,7 +14,7 @@ use arrow_array::{Array, ArrayRef, GenericBinaryArray, OffsetSizeTrait, RecordBa
 use arrow_buffer::Buffer;
 use arrow_schema::{DataType, FieldRef, Schema, SchemaRef};
 
-use super::columns::{entry_columns, error_columns, Column, Fields, RowData, CleanEntries};
+use super::reader_columns::{entry_columns, error_columns, Column, Fields, SingleRowValues, CleanEntries};
 use super::payload::PayloadMode;
 use crate::digest_check::{CheckedEntry, DigestChecker, LookAhead, Outcome, DigestStatus, GROUP_LEN};
 use crate::digest_policy::DigestPolicy;
@@ -147,7 +147,7 @@ impl EntryDecoder {
         let mut raw: [&[u8]; GROUP_LEN] = [&[]; GROUP_LEN];
         while i < n {
             let Some(bytes) = item(i) else {
-                self.push_row(&RowData::default());
+                self.push_row(&SingleRowValues::default());
                 i += 1;
                 continue;
             };
@@ -209,7 +209,7 @@ impl EntryDecoder {
                 }
                 let kind = if error.kind == ErrorKind::DigestMismatch { "digest_mismatch" } else { "length_mismatch" };
                 let entry = ScannedEntry { offset: index as u64, at: 0, len: bytes.len(), checked };
-                let row = RowData::entry(&entry, bytes, Some((entry_message(&error), kind)));
+                let row = SingleRowValues::entry(&entry, bytes, Some((entry_message(&error), kind)));
                 self.push_row(&row);
             }
             Outcome::Unframed(error) => {
@@ -221,12 +221,12 @@ impl EntryDecoder {
                     HeaderLayout::V1 => self.fixed,
                     HeaderLayout::Invalid => None,
                 });
-                let row = RowData {
+                let row = SingleRowValues {
                     fields: Fields::partial(bytes),
                     digest_type: declared,
                     error: Some(entry_message(&error)),
                     error_kind: Some(entry_error_kind(DigestStatus::NotAsked, Some(error.kind))),
-                    ..RowData::default()
+                    ..SingleRowValues::default()
                 };
                 self.push_row(&row);
             }
@@ -234,7 +234,7 @@ impl EntryDecoder {
         Ok(())
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         for c in &mut self.columns {
             c.push_row(row);
         }

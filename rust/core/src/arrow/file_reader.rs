@@ -1,11 +1,12 @@
 //! Entry logs and journals as lazy streams of record batches: one reader type over
-//! the one scan (`files/scan.rs`), which it serves as a [`RowSink`]: a row is each
-//! column's value for it (`columns.rs`), and the readers differ only in their lists
+//! the one scan (`files/scan.rs`), which it serves as a [`ScanSink`]: a row is each
+//! column's value for it (`reader_columns.rs`), and the readers differ only in their lists
 //! of columns.
 //!
 //! Entry logs: `log_id`, `offset` (of the record's size field), `location` (`log_id
 //! << 32 | offset + 4`, what indexes store), `record_size` (the size field: the
-//! entry's length), the entry columns, then `error` and `error_kind` under
+//! entry's length), `record_type` (`entry` or `damage`, as in journals), the entry
+//! columns, then `error` and `error_kind` under
 //! `OnError::Flag`. The ledgers map at the end of a rolled log gives no rows;
 //! padding and preallocated zeros give none either. Damage gives a row per damaged
 //! span, its entry columns null (but the ids of a torn entry when its header
@@ -22,9 +23,9 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, FieldRef, Schema, SchemaRef};
 
-use super::columns::{
+use super::reader_columns::{
     constant_column, entry_columns, error_columns, explicit_lac_column, location_column, offset_column,
-    record_bytes_column, record_size_column, record_type_column, Column, Fields, RowData, CleanEntries,
+    record_bytes_column, record_size_column, record_type_column, Column, Fields, SingleRowValues, CleanEntries,
 };
 use super::entries::{EntryBatchOptions, OnError};
 use super::payload::PayloadMode;
@@ -34,7 +35,7 @@ use crate::entry::HeaderLayout;
 use crate::error::{Error, Result};
 use crate::files::entry_log::{self, EntryLogFacts, EntryLogFraming};
 use crate::files::journal::{self, JournalFacts, JournalFraming};
-use crate::files::scan::{gap_message, Fill, OtherRecord, RecordFormat, RecordScan, Row, RowSink, RecordScanSettings, ScannedEntry};
+use crate::files::scan::{gap_message, Fill, OtherRecord, RecordFormat, RecordScan, SingleRow, ScanSink, RecordScanSettings, ScannedEntry};
 use crate::files::source::{FileSource, ReadAt};
 use crate::files::window::View;
 use crate::files::GapKind;
@@ -150,6 +151,7 @@ impl FileKind for EntryLogKind {
             offset_column(rows),
             location_column(self.log_id, rows),
             record_size_column(rows),
+            record_type_column(),
         ]
     }
 
@@ -188,8 +190,8 @@ impl FileKind for JournalKind {
     }
 }
 
-/// A batch's rows as they are built: the columns, in schema order.
-struct Rows<K> {
+/// A file reader's batch as it is built: its columns, in schema order.
+struct FileBatchBuilder<K> {
     kind: K,
     columns: Vec<Box<dyn Column>>,
     rows: usize,
@@ -198,7 +200,7 @@ struct Rows<K> {
     fixed: Option<DigestType>,
 }
 
-impl<K: FileKind> Rows<K> {
+impl<K: FileKind> FileBatchBuilder<K> {
     fn new(kind: K, options: &FileReaderOptions, rows: usize) -> Self {
         let payload_bytes = options.batch_bytes.saturating_mul(2);
         let mut columns = kind.leading(rows);
@@ -214,14 +216,14 @@ impl<K: FileKind> Rows<K> {
             DigestPolicy::Fixed(dt) if options.digests.ledger_count() == 0 => Some(dt),
             _ => None,
         };
-        Rows { kind, columns, rows: 0, fixed }
+        FileBatchBuilder { kind, columns, rows: 0, fixed }
     }
 
     fn schema(&self) -> SchemaRef {
         Arc::new(Schema::new(self.columns.iter().map(|c| c.field()).collect::<Vec<FieldRef>>()))
     }
 
-    fn push(&mut self, row: &RowData<'_>) {
+    fn push(&mut self, row: &SingleRowValues<'_>) {
         for c in &mut self.columns {
             c.push_row(row);
         }
@@ -229,7 +231,7 @@ impl<K: FileKind> Rows<K> {
     }
 }
 
-impl<K: FileKind> RowSink for Rows<K> {
+impl<K: FileKind> ScanSink for FileBatchBuilder<K> {
     fn rows(&self) -> usize {
         self.rows
     }
@@ -248,19 +250,19 @@ impl<K: FileKind> RowSink for Rows<K> {
         }
     }
 
-    fn row(&mut self, view: &View<'_>, row: Row<'_>) {
+    fn row(&mut self, view: &View<'_>, row: SingleRow<'_>) {
         let data = match row {
-            Row::FlaggedEntry { entry, message, kind } => {
+            SingleRow::FlaggedEntry { entry, message, kind } => {
                 let bytes = view.get(entry.at, entry.len).expect("a flagged entry is in the window");
-                RowData::entry(&entry, bytes, Some((message, kind)))
+                SingleRowValues::entry(&entry, bytes, Some((message, kind)))
             }
-            Row::UnframedEntry { offset, bytes, message, kind } => {
+            SingleRow::UnframedEntry { offset, bytes, message, kind } => {
                 let declared = bytes.first().and_then(|&b| match HeaderLayout::of(b) {
                     HeaderLayout::V2(dt) => Some(dt),
                     HeaderLayout::V1 => self.fixed,
                     HeaderLayout::Invalid => None,
                 });
-                RowData {
+                SingleRowValues {
                     offset,
                     size: bytes.len() as u64,
                     record_type: "entry",
@@ -269,10 +271,10 @@ impl<K: FileKind> RowSink for Rows<K> {
                     located: true,
                     error: Some(message),
                     error_kind: Some(kind),
-                    ..RowData::default()
+                    ..SingleRowValues::default()
                 }
             }
-            Row::Record { offset, span, record } => {
+            SingleRow::Record { offset, span, record } => {
                 if !self.kind.keeps(&record) {
                     return;
                 }
@@ -287,17 +289,17 @@ impl<K: FileKind> RowSink for Rows<K> {
                     OtherRecord::UnknownMeta { ledger_id, entry_id } => (Some(ledger_id), Some(entry_id), None, None),
                     OtherRecord::Padding { .. } => (None, None, None, None),
                 };
-                RowData {
+                SingleRowValues {
                     offset,
                     size: span - 4,
                     record_type: record.name(),
                     fields: Fields::ids(ledger_id, entry_id),
                     master_key,
                     lac_blob,
-                    ..RowData::default()
+                    ..SingleRowValues::default()
                 }
             }
-            Row::Damage { gap, detail, torn_ids } => RowData {
+            SingleRow::Damage { gap, detail, torn_ids } => SingleRowValues {
                 offset: gap.offset,
                 size: gap.len,
                 record_type: "damage",
@@ -307,7 +309,7 @@ impl<K: FileKind> RowSink for Rows<K> {
                     None => gap_message(&gap),
                 }),
                 error_kind: Some(gap.kind.as_str()),
-                ..RowData::default()
+                ..SingleRowValues::default()
             },
         };
         self.push(&data);
@@ -317,7 +319,7 @@ impl<K: FileKind> RowSink for Rows<K> {
 /// Streams the rows of one record file (or one byte range of it), a batch at a time.
 pub(crate) struct RecordFileReader<K: FileKind> {
     scan: RecordScan<K::Format>,
-    rows: Rows<K>,
+    rows: FileBatchBuilder<K>,
     schema: SchemaRef,
     options: FileReaderOptions,
     /// Raised after the batch of rows that came before it.
@@ -327,7 +329,7 @@ pub(crate) struct RecordFileReader<K: FileKind> {
 
 impl<K: FileKind> RecordFileReader<K> {
     fn new(scan: RecordScan<K::Format>, kind: K, options: FileReaderOptions) -> Self {
-        let rows = Rows::new(kind, &options, options.batch_rows.min(8192));
+        let rows = FileBatchBuilder::new(kind, &options, options.batch_rows.min(8192));
         RecordFileReader { schema: rows.schema(), scan, rows, options, pending: None, done: false }
     }
 
@@ -520,12 +522,12 @@ impl BatchStream for JournalBatchReader {
 
 /// The schema [`EntryLogBatchReader`] produces under `options`.
 pub fn entry_log_schema(options: &FileReaderOptions) -> SchemaRef {
-    Rows::new(EntryLogKind { log_id: None }, options, 0).schema()
+    FileBatchBuilder::new(EntryLogKind { log_id: None }, options, 0).schema()
 }
 
 /// The schema [`JournalBatchReader`] produces under `options`.
 pub fn journal_schema(options: &FileReaderOptions) -> SchemaRef {
-    Rows::new(JournalKind { journal_id: None, include_padding: false }, options, 0).schema()
+    FileBatchBuilder::new(JournalKind { journal_id: None, include_padding: false }, options, 0).schema()
 }
 
 /// Every `error_kind` a file reader's row may carry, for documentation and

@@ -13,7 +13,7 @@ use arrow_array::types::Int64Type;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use super::column::PrimitiveColumn;
+use super::primitive_column::PrimitiveColumn;
 use super::file_reader::BatchStream;
 use crate::error::{Error, Result};
 use crate::files::index_file::{self, IndexHeader, HEADER_LEN, SLOT_LEN};

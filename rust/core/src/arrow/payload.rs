@@ -31,6 +31,19 @@ pub enum PayloadMode {
 }
 
 impl PayloadMode {
+    /// The modes that give a payload column or none (what the Spark sources take; the
+    /// hash columns are an inventory's).
+    pub const ROW_MODES: [PayloadMode; 3] = [PayloadMode::Binary, PayloadMode::BinaryView, PayloadMode::None];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            PayloadMode::Binary => "binary",
+            PayloadMode::BinaryView => "binary_view",
+            PayloadMode::None => "none",
+            PayloadMode::Hash => "hash",
+        }
+    }
+
     /// `"binary"`, `"binary_view"` or `"none"`.
     pub fn from_name(name: &str) -> Result<Self> {
         match name {
@@ -271,8 +284,8 @@ impl BinaryColumn {
             // array is handed to another thread.
             store_fence();
         }
-        let offsets = crate::arrow::column::trimmed(std::mem::replace(&mut self.offsets, vec![0]));
-        let values = crate::arrow::column::trimmed(std::mem::take(&mut self.values));
+        let offsets = crate::arrow::primitive_column::trimmed(std::mem::replace(&mut self.offsets, vec![0]));
+        let values = crate::arrow::primitive_column::trimmed(std::mem::take(&mut self.values));
         // SAFETY: the offsets start at 0 and each is the value buffer's length after
         // an append, so they never decrease.
         let offsets = unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)) };
@@ -639,7 +652,7 @@ impl ViewColumnBuilder {
             s.window = None;
         }
         self.hot = HotWindow::NONE;
-        let views = ScalarBuffer::from(crate::arrow::column::trimmed(std::mem::take(&mut self.views)));
+        let views = ScalarBuffer::from(crate::arrow::primitive_column::trimmed(std::mem::take(&mut self.views)));
         let nulls = self.nulls.finish();
         #[cfg(debug_assertions)]
         BinaryViewArray::try_new(views.clone(), buffers.clone(), nulls.clone())

@@ -8,7 +8,7 @@
 //!   entries whose digests verify are taken together (their CRCs computed as
 //!   interleaved streams, the walk moved past them without its look-ahead), and
 //!   everything else one step at a time;
-//! - every entry, record and damaged span becomes a *row* of a [`RowSink`] (the
+//! - every entry, record and damaged span becomes a *row* of a [`ScanSink`] (the
 //!   Arrow readers in `arrow/file_reader.rs`), which never calls back into the scan.
 //!
 //! A file that shrinks while it is read is read up to where its data now ends and
@@ -110,9 +110,10 @@ impl OtherRecord<'_> {
     }
 }
 
-/// A row that is not a clean entry.
+/// A row the scan gives one at a time, outside a run of clean entries: a flagged or
+/// unframed entry, a record that holds no entry, a damaged span.
 #[derive(Debug, Clone)]
-pub enum Row<'a> {
+pub enum SingleRow<'a> {
     /// An entry whose fields are known but which is damaged (or found behind a
     /// damaged size field): the error says how.
     /// `message` is the `error` column's text, `kind` its `error_kind`.
@@ -124,15 +125,15 @@ pub enum Row<'a> {
     Damage { gap: Gap, detail: Option<String>, torn_ids: Option<(i64, i64)> },
 }
 
-/// Where a scan's rows go.
-pub(crate) trait RowSink {
+/// What a scan fills: runs of clean entries and single rows, in file order.
+pub(crate) trait ScanSink {
     /// Rows so far in the current batch.
     fn rows(&self) -> usize;
     /// Entries whose checks passed (verified, or unchecked with no damage), in file
     /// order. `view` holds their bytes.
     fn entries(&mut self, view: &View<'_>, run: &[ScannedEntry]);
     /// Any other row.
-    fn row(&mut self, view: &View<'_>, row: Row<'_>);
+    fn row(&mut self, view: &View<'_>, row: SingleRow<'_>);
 }
 
 /// What a record file's framing adds to the walk: the rows of records that are not
@@ -268,12 +269,12 @@ impl<F: RecordFormat> RecordScan<F> {
     /// where the bytes before the range fail to read, which the range does not report.)
     fn warm_up(&mut self) {
         struct Drop;
-        impl RowSink for Drop {
+        impl ScanSink for Drop {
             fn rows(&self) -> usize {
                 0
             }
             fn entries(&mut self, _: &View<'_>, _: &[ScannedEntry]) {}
-            fn row(&mut self, _: &View<'_>, _: Row<'_>) {}
+            fn row(&mut self, _: &View<'_>, _: SingleRow<'_>) {}
         }
         let (raise, retain) = (self.raise, self.retain);
         (self.raise, self.retain) = (false, false);
@@ -323,14 +324,14 @@ impl<F: RecordFormat> RecordScan<F> {
     /// bytes, or the scan ends. An error is the first damage under `raise`, or what
     /// stopped the reads when even that cannot be a row; the rows before it are in
     /// the sink.
-    pub fn fill(&mut self, sink: &mut dyn RowSink, max_rows: usize, max_bytes: usize) -> Result<Fill> {
+    pub fn fill(&mut self, sink: &mut dyn ScanSink, max_rows: usize, max_bytes: usize) -> Result<Fill> {
         if self.warm.is_some() {
             self.warm_up();
         }
         self.fill_rows(sink, max_rows, max_bytes)
     }
 
-    fn fill_rows(&mut self, sink: &mut dyn RowSink, max_rows: usize, max_bytes: usize) -> Result<Fill> {
+    fn fill_rows(&mut self, sink: &mut dyn ScanSink, max_rows: usize, max_bytes: usize) -> Result<Fill> {
         if self.done {
             return Ok(Fill::Done);
         }
@@ -416,7 +417,7 @@ impl<F: RecordFormat> RecordScan<F> {
     /// The clean path: the entries from the walk's position that frame without
     /// look-ahead and whose digests verify, checked together. False when it took
     /// none.
-    fn take_clean_entries(&mut self, sink: &mut dyn RowSink, rows_left: usize, budget: usize) -> std::result::Result<bool, Need> {
+    fn take_clean_entries(&mut self, sink: &mut dyn ScanSink, rows_left: usize, budget: usize) -> std::result::Result<bool, Need> {
         self.records.clear();
         let view = self.window.view();
         self.walk.clean_entries(&self.framing, &view, rows_left.min(GROUP_LEN), budget, &mut self.records)?;
@@ -451,7 +452,7 @@ impl<F: RecordFormat> RecordScan<F> {
 
     /// The step the walk just took (held until its record is in the window, which
     /// rows point into). False: the window needs the batch to end first.
-    fn take_held_step(&mut self, sink: &mut dyn RowSink) -> Result<bool> {
+    fn take_held_step(&mut self, sink: &mut dyn ScanSink) -> Result<bool> {
         let Some(step) = self.held_step else { return Ok(true) };
         let step = match step {
             Step::Record { offset, end, .. } if !self.window.view().in_window(offset, end - offset) => {
@@ -520,7 +521,7 @@ impl<F: RecordFormat> RecordScan<F> {
     }
 
     /// One step of the walk as a row (or none).
-    fn take_step(&mut self, sink: &mut dyn RowSink, step: Step<F::Kind>) -> Result<()> {
+    fn take_step(&mut self, sink: &mut dyn ScanSink, step: Step<F::Kind>) -> Result<()> {
         let view = self.window.view();
         match step {
             Step::Gap(gap) if !gap.kind.is_damage() => Ok(()),
@@ -613,14 +614,14 @@ impl<F: RecordFormat> RecordScan<F> {
                         if self.raise {
                             return Err(self.locate(raised));
                         }
-                        sink.row(&view, Row::FlaggedEntry { entry: scanned(checked), message, kind });
+                        sink.row(&view, SingleRow::FlaggedEntry { entry: scanned(checked), message, kind });
                     }
                     Outcome::Unframed(error) => {
                         if self.raise {
                             return Err(self.locate(error.at_base(offset as u64 + 4)));
                         }
                         let kind = entry_error_kind(DigestStatus::NotAsked, Some(error.kind));
-                        sink.row(&view, Row::UnframedEntry { offset: offset as u64, bytes, message: entry_message(&error), kind });
+                        sink.row(&view, SingleRow::UnframedEntry { offset: offset as u64, bytes, message: entry_message(&error), kind });
                     }
                 }
                 Ok(())
@@ -630,7 +631,7 @@ impl<F: RecordFormat> RecordScan<F> {
                 let bytes = view.get(offset, end - offset).expect("a step's record is in the window");
                 if let Some(record) = self.framing.other_record(kind, offset, bytes) {
                     self.batch_keep.get_or_insert(offset);
-                    sink.row(&view, Row::Record { offset: offset as u64, span: (end - offset) as u64, record });
+                    sink.row(&view, SingleRow::Record { offset: offset as u64, span: (end - offset) as u64, record });
                 }
                 Ok(())
             }
@@ -678,7 +679,7 @@ impl<F: RecordFormat> RecordScan<F> {
         }
     }
 
-    fn damage(&self, sink: &mut dyn RowSink, view: &View<'_>, gap: Gap, detail: Option<String>, torn_ids: Option<(i64, i64)>) -> Result<()> {
+    fn damage(&self, sink: &mut dyn ScanSink, view: &View<'_>, gap: Gap, detail: Option<String>, torn_ids: Option<(i64, i64)>) -> Result<()> {
         if self.raise {
             let kind = match gap.kind {
                 GapKind::TornRecord | GapKind::TornHeader | GapKind::Truncated | GapKind::Shrank => ErrorKind::Truncated,
@@ -691,12 +692,12 @@ impl<F: RecordFormat> RecordScan<F> {
             };
             return Err(self.locate(Error::new(kind, gap.offset, message)));
         }
-        sink.row(view, Row::Damage { gap, detail, torn_ids });
+        sink.row(view, SingleRow::Damage { gap, detail, torn_ids });
         Ok(())
     }
 
     /// The walk is done: what the file lacks, then how it shrank.
-    fn finish(&mut self, sink: &mut dyn RowSink) -> Result<()> {
+    fn finish(&mut self, sink: &mut dyn ScanSink) -> Result<()> {
         self.done = true;
         let view = self.window.view();
         // (From the end of the records, or of the damage after them: rows do not overlap.)

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type, UInt32Type, UInt64Type};
 use arrow_array::{Array, RecordBatch};
-use arrow_schema::{DataType, SchemaRef};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use super::chunks::{ChunkOutcome, ChunkTable, StoredChunk};
 use super::codec::{Compression, Decompressor};
@@ -941,6 +941,19 @@ impl<'a> TextColumn<'a> {
             TextColumn::View(a) => a.is_valid(i).then(|| a.value(i)),
         }
     }
+}
+
+/// The entry columns the decoder reads, by name (the file readers' names and types):
+/// `payload` is required, the others are read where present.
+pub fn input_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("scope_id", DataType::Int64, true),
+        Field::new("ledger_id", DataType::Int64, true),
+        Field::new("entry_id", DataType::Int64, true),
+        Field::new("payload", DataType::Binary, true),
+        Field::new("error", DataType::Utf8, true),
+        Field::new("record_type", DataType::Utf8, true),
+    ]))
 }
 
 impl MessageDecoder {

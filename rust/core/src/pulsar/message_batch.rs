@@ -12,6 +12,10 @@
 //! with no row struct per message): the columns every message of an entry shares
 //! are filled for all its rows at once, so a batch of small messages costs little
 //! more per message than its own fields.
+//!
+//! The columns come from one list (`message_columns!`): a new metadata field is one
+//! line there (its name, storage, Arrow type and, for a field of the entry, the
+//! value) and its field in `proto.rs`.
 
 use std::sync::Arc;
 
@@ -67,49 +71,7 @@ pub struct MessageBatchOptions {
 
 impl MessageBatchOptions {
     pub fn schema(&self) -> SchemaRef {
-        let ts = timestamp_type;
-        let mut fields = vec![
-            Field::new("scope_id", DataType::Int64, true),
-            Field::new("ledger_id", DataType::Int64, true),
-            Field::new("entry_id", DataType::Int64, true),
-            Field::new("batch_index", DataType::Int32, true),
-            Field::new("batch_size", DataType::Int32, true),
-            Field::new("kind", DataType::Utf8, true),
-            Field::new("topic", DataType::Utf8, true),
-            Field::new("producer_name", DataType::Utf8, true),
-            Field::new("sequence_id", DataType::Int64, true),
-            Field::new("publish_time", ts(), true),
-            Field::new("event_time", ts(), true),
-            Field::new("partition_key", DataType::Utf8, true),
-            Field::new("partition_key_b64_encoded", DataType::Boolean, true),
-            Field::new("ordering_key", DataType::Binary, true),
-            Field::new("properties", map_type(DataType::Utf8), true),
-            Field::new("compression", DataType::Utf8, true),
-            Field::new("uncompressed_size", DataType::Int64, true),
-            Field::new("schema_version", DataType::Binary, true),
-            Field::new("replicated_from", DataType::Utf8, true),
-            Field::new("txnid_most_bits", DataType::Int64, true),
-            Field::new("txnid_least_bits", DataType::Int64, true),
-            Field::new("marker_type", DataType::Int32, true),
-            Field::new("deliver_at_time", ts(), true),
-            Field::new("chunk_uuid", DataType::Utf8, true),
-            Field::new("chunk_id", DataType::Int32, true),
-            Field::new("num_chunks", DataType::Int32, true),
-            Field::new("total_chunk_size", DataType::Int32, true),
-            Field::new("first_chunk_ledger_id", DataType::Int64, true),
-            Field::new("first_chunk_entry_id", DataType::Int64, true),
-            Field::new("encrypted", DataType::Boolean, true),
-            Field::new("encryption_algo", DataType::Utf8, true),
-            Field::new("encryption_param", DataType::Binary, true),
-            Field::new("encryption_keys", map_type(DataType::Binary), true),
-            Field::new("null_value", DataType::Boolean, true),
-            Field::new("null_partition_key", DataType::Boolean, true),
-            Field::new("compacted_out", DataType::Boolean, true),
-            Field::new("broker_timestamp", ts(), true),
-            Field::new("broker_index", DataType::Int64, true),
-            Field::new("message_index", DataType::Int64, true),
-            Field::new("checksum_ok", DataType::Boolean, true),
-        ];
+        let mut fields = MessageColumns::fields();
         if let Some(dt) = self.payload.data_type() {
             fields.push(Field::new("payload", dt, true));
         }
@@ -333,54 +295,167 @@ fn push_each<'r, V: PartialEq + Copy>(
     }
 }
 
+/// How a message column becomes its array when the batch is finished (`data_type`:
+/// the column's type in the schema; `pool`: the buffers all-null columns share).
+trait FinishColumn {
+    fn finish_column(&mut self, data_type: &DataType, pool: &NullColumns) -> Result<ArrayRef>;
+}
+
+impl<T: arrow_array::ArrowPrimitiveType> FinishColumn for RunColumn<T> {
+    fn finish_column(&mut self, data_type: &DataType, pool: &NullColumns) -> Result<ArrayRef> {
+        Ok(self.finish(data_type, pool))
+    }
+}
+
+impl<T: arrow_array::ArrowPrimitiveType> FinishColumn for PrimitiveColumn<T> {
+    fn finish_column(&mut self, _: &DataType, _: &NullColumns) -> Result<ArrayRef> {
+        Ok(Arc::new(self.finish()))
+    }
+}
+
+impl FinishColumn for RunBools {
+    fn finish_column(&mut self, _: &DataType, pool: &NullColumns) -> Result<ArrayRef> {
+        Ok(self.finish(pool))
+    }
+}
+
+impl FinishColumn for RunBytes {
+    fn finish_column(&mut self, _: &DataType, pool: &NullColumns) -> Result<ArrayRef> {
+        self.finish(pool)
+    }
+}
+
+impl FinishColumn for Utf8Column {
+    fn finish_column(&mut self, _: &DataType, _: &NullColumns) -> Result<ArrayRef> {
+        Ok(Arc::new(self.finish()?))
+    }
+}
+
+impl FinishColumn for StringMapColumn {
+    fn finish_column(&mut self, data_type: &DataType, _: &NullColumns) -> Result<ArrayRef> {
+        self.finish(data_type)
+    }
+}
+
+impl FinishColumn for EncryptionKeysColumn {
+    fn finish_column(&mut self, _: &DataType, pool: &NullColumns) -> Result<ArrayRef> {
+        Ok(self.finish(pool))
+    }
+}
+
+/// The message columns from one list, in schema order: each is
+/// `name: storage = new, Arrow type, fill;` and the list gives the schema's fields,
+/// the builder's storage, its construction, its finish and, for a column every row
+/// of an entry shares (`{ push |e, md| value }`: `e` the [`EntryRow`], `md` its
+/// metadata), what fills it. `own` columns, each message's own, are filled by
+/// `push_messages` and `push_plain`. `rows` in `new` is the room to make.
+macro_rules! message_columns {
+    (new($rows:ident); $( $name:ident : $column:ty = $init:expr, $data_type:expr, $fill:tt; )*) => {
+        struct MessageColumns {
+            $( $name: $column, )*
+        }
+
+        impl MessageColumns {
+            fn new($rows: usize) -> Self {
+                MessageColumns { $( $name: $init, )* }
+            }
+
+            fn fields() -> Vec<Field> {
+                vec![ $( Field::new(stringify!($name), $data_type, true), )* ]
+            }
+
+            /// Appends the columns an entry's rows share, for `n` rows.
+            fn push_entry(&mut self, entry: &EntryRow<'_>, n: usize) {
+                $( message_columns!(@fill self, entry, n, $name, $fill); )*
+            }
+
+            fn finish(&mut self, pool: &NullColumns) -> Result<Vec<ArrayRef>> {
+                Ok(vec![ $( self.$name.finish_column(&$data_type, pool)?, )* ])
+            }
+        }
+    };
+    (@fill $columns:ident, $entry:ident, $n:ident, $name:ident, own) => {};
+    (@fill $columns:ident, $entry:ident, $n:ident, $name:ident, { $push:ident |$e:ident, $md:ident| $value:expr }) => {{
+        #[allow(unused_variables)]
+        let ($e, $md) = ($entry, $entry.metadata);
+        $columns.$name.$push($value, $n);
+    }};
+}
+
+message_columns! {
+    new(rows);
+    scope_id: RunColumn<Int64Type> = RunColumn::default(), DataType::Int64, { push_n |e, md| e.ids.scope_id };
+    ledger_id: RunColumn<Int64Type> = RunColumn::default(), DataType::Int64, { push_n |e, md| e.ids.ledger_id };
+    entry_id: RunColumn<Int64Type> = RunColumn::default(), DataType::Int64, { push_n |e, md| e.ids.entry_id };
+    batch_index: PrimitiveColumn<Int32Type> = PrimitiveColumn::with_capacity(rows), DataType::Int32, own;
+    batch_size: RunColumn<Int32Type> = RunColumn::default(), DataType::Int32, { push_n |e, md| e.batch_size };
+    kind: RunBytes = RunBytes::utf8(), DataType::Utf8, { push_str_n |e, md| e.kind };
+    topic: RunBytes = RunBytes::utf8(), DataType::Utf8, { push_str_n |e, md| e.topic };
+    producer_name: RunBytes = RunBytes::utf8(), DataType::Utf8,
+        { push_str_n |e, md| text(md.and_then(|m| m.producer_name.as_deref())).as_deref() };
+    sequence_id: PrimitiveColumn<Int64Type> = PrimitiveColumn::with_capacity(rows), DataType::Int64, own;
+    publish_time: RunColumn<TimestampMillisecondType> = RunColumn::default(), timestamp_type(),
+        { push_n |e, md| md.and_then(|m| m.publish_time).map(|v| v as i64) };
+    event_time: RunColumn<TimestampMillisecondType> = RunColumn::default(), timestamp_type(), own;
+    partition_key: Utf8Column = Utf8Column::default(), DataType::Utf8, own;
+    partition_key_b64_encoded: RunBools = RunBools::default(), DataType::Boolean, own;
+    ordering_key: RunBytes = RunBytes::binary(), DataType::Binary, own;
+    properties: StringMapColumn = StringMapColumn::default(), map_type(DataType::Utf8), own;
+    compression: RunBytes = RunBytes::utf8(), DataType::Utf8, {
+        push_str_n |e, md| md.map(|m| match m.compression.map(Compression::from_proto) {
+            None => Compression::None.name(),
+            Some(Some(c)) => c.name(),
+            Some(None) => "unknown",
+        })
+    };
+    uncompressed_size: RunColumn<Int64Type> = RunColumn::default(), DataType::Int64,
+        { push_n |e, md| md.and_then(|m| m.uncompressed_size).map(i64::from) };
+    schema_version: RunBytes = RunBytes::binary(), DataType::Binary,
+        { push_binary_n |e, md| md.and_then(|m| m.schema_version.as_deref()) };
+    replicated_from: RunBytes = RunBytes::utf8(), DataType::Utf8,
+        { push_str_n |e, md| text(md.and_then(|m| m.replicated_from.as_deref())).as_deref() };
+    txnid_most_bits: RunColumn<Int64Type> = RunColumn::default(), DataType::Int64,
+        { push_n |e, md| md.and_then(|m| m.txnid_most_bits).map(|v| v as i64) };
+    txnid_least_bits: RunColumn<Int64Type> = RunColumn::default(), DataType::Int64,
+        { push_n |e, md| md.and_then(|m| m.txnid_least_bits).map(|v| v as i64) };
+    marker_type: RunColumn<Int32Type> = RunColumn::default(), DataType::Int32, { push_n |e, md| md.and_then(|m| m.marker_type) };
+    deliver_at_time: RunColumn<TimestampMillisecondType> = RunColumn::default(), timestamp_type(),
+        { push_n |e, md| md.and_then(|m| m.deliver_at_time) };
+    chunk_uuid: RunBytes = RunBytes::utf8(), DataType::Utf8, { push_str_n |e, md| text(md.and_then(|m| m.uuid.as_deref())).as_deref() };
+    // A reassembled message is the whole thing, not one of its chunks.
+    chunk_id: RunColumn<Int32Type> = RunColumn::default(), DataType::Int32,
+        { push_n |e, md| if e.first_chunk.is_some() { None } else { md.and_then(|m| m.chunk_id) } };
+    num_chunks: RunColumn<Int32Type> = RunColumn::default(), DataType::Int32, { push_n |e, md| md.and_then(|m| m.num_chunks_from_msg) };
+    total_chunk_size: RunColumn<Int32Type> = RunColumn::default(), DataType::Int32,
+        { push_n |e, md| md.and_then(|m| m.total_chunk_msg_size) };
+    first_chunk_ledger_id: RunColumn<Int64Type> = RunColumn::default(), DataType::Int64,
+        { push_n |e, md| e.first_chunk.and_then(|f| f.ledger_id) };
+    first_chunk_entry_id: RunColumn<Int64Type> = RunColumn::default(), DataType::Int64,
+        { push_n |e, md| e.first_chunk.and_then(|f| f.entry_id) };
+    encrypted: RunBools = RunBools::default(), DataType::Boolean, { push_n |e, md| md.map(|m| !m.encryption_keys.is_empty()) };
+    encryption_algo: RunBytes = RunBytes::utf8(), DataType::Utf8,
+        { push_str_n |e, md| text(md.and_then(|m| m.encryption_algo.as_deref())).as_deref() };
+    encryption_param: RunBytes = RunBytes::binary(), DataType::Binary,
+        { push_binary_n |e, md| md.and_then(|m| m.encryption_param.as_deref()) };
+    encryption_keys: EncryptionKeysColumn = EncryptionKeysColumn { builder: None, nulls: 0 }, map_type(DataType::Binary),
+        { push_n |e, md| md.map(|m| &m.encryption_keys[..]).unwrap_or_default() };
+    null_value: RunBools = RunBools::default(), DataType::Boolean, own;
+    null_partition_key: RunBools = RunBools::default(), DataType::Boolean, own;
+    compacted_out: RunBools = RunBools::default(), DataType::Boolean, own;
+    broker_timestamp: RunColumn<TimestampMillisecondType> = RunColumn::default(), timestamp_type(),
+        { push_n |e, md| e.broker.and_then(|b| b.broker_timestamp).map(|v| v as i64) };
+    broker_index: RunColumn<Int64Type> = RunColumn::default(), DataType::Int64, { push_n |e, md| e.broker.and_then(|b| b.index).map(|v| v as i64) };
+    message_index: PrimitiveColumn<Int64Type> = PrimitiveColumn::with_capacity(rows), DataType::Int64, own;
+    checksum_ok: RunBools = RunBools::default(), DataType::Boolean, { push_n |e, md| e.checksum_ok };
+}
+
 /// Accumulates message rows into Arrow columns.
 pub struct MessageBatchBuilder {
     options: MessageBatchOptions,
     schema: SchemaRef,
     rows: usize,
     payload_bytes: usize,
-    // Shared by the rows of an entry.
-    scope_id: RunColumn<Int64Type>,
-    ledger_id: RunColumn<Int64Type>,
-    entry_id: RunColumn<Int64Type>,
-    batch_size: RunColumn<Int32Type>,
-    kind: RunBytes,
-    topic: RunBytes,
-    producer_name: RunBytes,
-    publish_time: RunColumn<TimestampMillisecondType>,
-    compression: RunBytes,
-    uncompressed_size: RunColumn<Int64Type>,
-    schema_version: RunBytes,
-    replicated_from: RunBytes,
-    txnid_most_bits: RunColumn<Int64Type>,
-    txnid_least_bits: RunColumn<Int64Type>,
-    marker_type: RunColumn<Int32Type>,
-    deliver_at_time: RunColumn<TimestampMillisecondType>,
-    chunk_uuid: RunBytes,
-    chunk_id: RunColumn<Int32Type>,
-    num_chunks: RunColumn<Int32Type>,
-    total_chunk_size: RunColumn<Int32Type>,
-    first_chunk_ledger_id: RunColumn<Int64Type>,
-    first_chunk_entry_id: RunColumn<Int64Type>,
-    encrypted: RunBools,
-    encryption_algo: RunBytes,
-    encryption_param: RunBytes,
-    encryption_keys: EncryptionKeysColumn,
-    broker_timestamp: RunColumn<TimestampMillisecondType>,
-    broker_index: RunColumn<Int64Type>,
-    checksum_ok: RunBools,
-    // Each message's own (the mostly null or false ones kept as runs too).
-    batch_index: PrimitiveColumn<Int32Type>,
-    sequence_id: PrimitiveColumn<Int64Type>,
-    event_time: RunColumn<TimestampMillisecondType>,
-    partition_key: Utf8Column,
-    partition_key_b64: RunBools,
-    ordering_key: RunBytes,
-    properties: StringMapColumn,
-    null_value: RunBools,
-    null_partition_key: RunBools,
-    compacted_out: RunBools,
-    message_index: PrimitiveColumn<Int64Type>,
+    columns: MessageColumns,
     payload: PayloadColumnBuilder,
     /// Why a payload could not be appended (no memory): the batch fails at finish.
     payload_failed: Option<Error>,
@@ -401,46 +476,7 @@ impl MessageBatchBuilder {
             schema: options.schema(),
             rows: 0,
             payload_bytes: 0,
-            scope_id: RunColumn::default(),
-            ledger_id: RunColumn::default(),
-            entry_id: RunColumn::default(),
-            batch_size: RunColumn::default(),
-            kind: RunBytes::utf8(),
-            topic: RunBytes::utf8(),
-            producer_name: RunBytes::utf8(),
-            publish_time: RunColumn::default(),
-            compression: RunBytes::utf8(),
-            uncompressed_size: RunColumn::default(),
-            schema_version: RunBytes::binary(),
-            replicated_from: RunBytes::utf8(),
-            txnid_most_bits: RunColumn::default(),
-            txnid_least_bits: RunColumn::default(),
-            marker_type: RunColumn::default(),
-            deliver_at_time: RunColumn::default(),
-            chunk_uuid: RunBytes::utf8(),
-            chunk_id: RunColumn::default(),
-            num_chunks: RunColumn::default(),
-            total_chunk_size: RunColumn::default(),
-            first_chunk_ledger_id: RunColumn::default(),
-            first_chunk_entry_id: RunColumn::default(),
-            encrypted: RunBools::default(),
-            encryption_algo: RunBytes::utf8(),
-            encryption_param: RunBytes::binary(),
-            encryption_keys: EncryptionKeysColumn { builder: None, nulls: 0 },
-            broker_timestamp: RunColumn::default(),
-            broker_index: RunColumn::default(),
-            checksum_ok: RunBools::default(),
-            batch_index: PrimitiveColumn::with_capacity(rows),
-            sequence_id: PrimitiveColumn::with_capacity(rows),
-            event_time: RunColumn::default(),
-            partition_key: Utf8Column::default(),
-            partition_key_b64: RunBools::default(),
-            ordering_key: RunBytes::binary(),
-            properties: StringMapColumn::default(),
-            null_value: RunBools::default(),
-            null_partition_key: RunBools::default(),
-            compacted_out: RunBools::default(),
-            message_index: PrimitiveColumn::with_capacity(rows),
+            columns: MessageColumns::new(rows),
             payload: PayloadColumnBuilder::new(options.payload, rows, payload_bytes),
             payload_failed: None,
             view_sources: Vec::new(),
@@ -472,9 +508,7 @@ impl MessageBatchBuilder {
         }
         self.payload = PayloadColumnBuilder::new(self.options.payload, rows, payload_bytes);
         self.payload.set_view_sources(&self.view_sources);
-        self.batch_index = PrimitiveColumn::with_capacity(rows);
-        self.sequence_id = PrimitiveColumn::with_capacity(rows);
-        self.message_index = PrimitiveColumn::with_capacity(rows);
+        self.columns = MessageColumns::new(rows);
     }
 
     /// Later payloads found in these buffers become views of them (`binary_view`).
@@ -505,44 +539,7 @@ impl MessageBatchBuilder {
         if n == 0 {
             return;
         }
-        let md = entry.metadata;
-        self.scope_id.push_n(entry.ids.scope_id, n);
-        self.ledger_id.push_n(entry.ids.ledger_id, n);
-        self.entry_id.push_n(entry.ids.entry_id, n);
-        self.batch_size.push_n(entry.batch_size, n);
-        self.kind.push_str_n(entry.kind, n);
-        self.topic.push_str_n(entry.topic, n);
-        self.producer_name.push_str_n(text(md.and_then(|m| m.producer_name.as_deref())).as_deref(), n);
-        self.publish_time.push_n(md.and_then(|m| m.publish_time).map(|v| v as i64), n);
-        let compression = md.map(|m| match m.compression.map(Compression::from_proto) {
-            None => Compression::None.name(),
-            Some(Some(c)) => c.name(),
-            Some(None) => "unknown",
-        });
-        self.compression.push_str_n(compression, n);
-        self.uncompressed_size.push_n(md.and_then(|m| m.uncompressed_size).map(i64::from), n);
-        self.schema_version.push_binary_n(md.and_then(|m| m.schema_version.as_deref()), n);
-        self.replicated_from.push_str_n(text(md.and_then(|m| m.replicated_from.as_deref())).as_deref(), n);
-        self.txnid_most_bits.push_n(md.and_then(|m| m.txnid_most_bits).map(|v| v as i64), n);
-        self.txnid_least_bits.push_n(md.and_then(|m| m.txnid_least_bits).map(|v| v as i64), n);
-        self.marker_type.push_n(md.and_then(|m| m.marker_type), n);
-        self.deliver_at_time.push_n(md.and_then(|m| m.deliver_at_time), n);
-        self.chunk_uuid.push_str_n(text(md.and_then(|m| m.uuid.as_deref())).as_deref(), n);
-        // A reassembled message is the whole thing, not one of its chunks.
-        let chunk_id = if entry.first_chunk.is_some() { None } else { md.and_then(|m| m.chunk_id) };
-        self.chunk_id.push_n(chunk_id, n);
-        self.num_chunks.push_n(md.and_then(|m| m.num_chunks_from_msg), n);
-        self.total_chunk_size.push_n(md.and_then(|m| m.total_chunk_msg_size), n);
-        self.first_chunk_ledger_id.push_n(entry.first_chunk.and_then(|f| f.ledger_id), n);
-        self.first_chunk_entry_id.push_n(entry.first_chunk.and_then(|f| f.entry_id), n);
-        let keys = md.map(|m| &m.encryption_keys[..]).unwrap_or_default();
-        self.encrypted.push_n(md.map(|_| !keys.is_empty()), n);
-        self.encryption_algo.push_str_n(text(md.and_then(|m| m.encryption_algo.as_deref())).as_deref(), n);
-        self.encryption_param.push_binary_n(md.and_then(|m| m.encryption_param.as_deref()), n);
-        self.encryption_keys.push_n(keys, n);
-        self.broker_timestamp.push_n(entry.broker.and_then(|b| b.broker_timestamp).map(|v| v as i64), n);
-        self.broker_index.push_n(entry.broker.and_then(|b| b.index).map(|v| v as i64), n);
-        self.checksum_ok.push_n(entry.checksum_ok, n);
+        self.columns.push_entry(entry, n);
     }
 
     /// Appends messages' own columns (their entry's shared ones come from
@@ -569,47 +566,47 @@ impl MessageBatchBuilder {
             every.payload &= m.payload.is_some();
             every.own_error |= m.error.is_some();
         }
-        extend_column(&mut self.batch_index, every.batch_index, rows.iter().map(|m| m.batch_index));
-        extend_column(&mut self.sequence_id, every.sequence, rows.iter().map(sequence));
+        extend_column(&mut self.columns.batch_index, every.batch_index, rows.iter().map(|m| m.batch_index));
+        extend_column(&mut self.columns.sequence_id, every.sequence, rows.iter().map(sequence));
         for m in rows {
-            self.partition_key.push(m.message.and_then(|s| s.partition_key));
+            self.columns.partition_key.push(m.message.and_then(|s| s.partition_key));
         }
         let entry_event = md.and_then(|m| m.event_time);
-        push_each(rows, |m| m.message.and_then(|s| s.event_time).or(entry_event).map(|v| v as i64), |v, n| self.event_time.push_n(v, n));
+        push_each(rows, |m| m.message.and_then(|s| s.event_time).or(entry_event).map(|v| v as i64), |v, n| self.columns.event_time.push_n(v, n));
         push_each(
             rows,
             |m| m.message.and_then(|s| s.partition_key.map(|_| s.partition_key_b64_encoded.unwrap_or(false))),
-            |v, n| self.partition_key_b64.push_n(v, n),
+            |v, n| self.columns.partition_key_b64_encoded.push_n(v, n),
         );
-        push_each(rows, |m| m.message.and_then(|s| s.ordering_key), |v, n| self.ordering_key.push_binary_n(v, n));
+        push_each(rows, |m| m.message.and_then(|s| s.ordering_key), |v, n| self.columns.ordering_key.push_binary_n(v, n));
         let no_properties = |m: &MessageRow<'_>| m.message.map(|s| s.properties.0 == s.properties.1);
         if rows.iter().all(|m| no_properties(m) == Some(true)) {
-            self.properties.push_empty_n(rows.len());
+            self.columns.properties.push_empty_n(rows.len());
         } else {
             for m in rows {
                 match m.message {
                     Some(s) => {
                         let (start, end) = s.properties;
-                        self.properties.push(Some(properties.get(start..end).unwrap_or_default().iter().copied()));
+                        self.columns.properties.push(Some(properties.get(start..end).unwrap_or_default().iter().copied()));
                     }
-                    None => self.properties.push(None::<std::iter::Empty<Property<'_>>>),
+                    None => self.columns.properties.push(None::<std::iter::Empty<Property<'_>>>),
                 }
             }
         }
         // Without a message's own metadata, its flags are the entry's: false when it has metadata.
         let has_md = md.is_some().then_some(false);
-        push_each(rows, |m| m.message.map_or(has_md, |s| Some(s.null_value.unwrap_or(false))), |v, n| self.null_value.push_n(v, n));
+        push_each(rows, |m| m.message.map_or(has_md, |s| Some(s.null_value.unwrap_or(false))), |v, n| self.columns.null_value.push_n(v, n));
         push_each(
             rows,
             |m| m.message.map_or(has_md, |s| Some(s.null_partition_key.unwrap_or(false))),
-            |v, n| self.null_partition_key.push_n(v, n),
+            |v, n| self.columns.null_partition_key.push_n(v, n),
         );
         push_each(
             rows,
             |m| m.message.and_then(|s| m.batch_index.map(|_| s.compacted_out.unwrap_or(false))),
-            |v, n| self.compacted_out.push_n(v, n),
+            |v, n| self.columns.compacted_out.push_n(v, n),
         );
-        extend_column(&mut self.message_index, every.message_index, rows.iter().map(|m| m.message_index));
+        extend_column(&mut self.columns.message_index, every.message_index, rows.iter().map(|m| m.message_index));
         self.payload_bytes += bytes;
         if !(every.payload && self.payload.has_room(bytes) && self.payload.append_all(rows.iter().map(|m| m.payload.unwrap_or_default())).is_ok()) {
             for m in rows {
@@ -647,32 +644,32 @@ impl MessageBatchBuilder {
         let n = rows.len();
         self.rows += n;
         let batch_index = &plain.batch_index[rows.clone()];
-        self.batch_index.extend(batch_index.iter().copied());
+        self.columns.batch_index.extend(batch_index.iter().copied());
         let entry_sequence = md.and_then(|m| m.sequence_id);
         let sequence = plain.sequence_id[rows.clone()].iter().map(|s| s.or(entry_sequence).map(|v| v as i64));
         let every_sequence = entry_sequence.is_some() || plain.sequence_id[rows.clone()].iter().all(Option::is_some);
-        extend_column(&mut self.sequence_id, every_sequence, sequence);
+        extend_column(&mut self.columns.sequence_id, every_sequence, sequence);
         let keys = &plain.partition_key[rows.clone()];
         let mut keyed = 0;
         for &(start, len) in keys {
             let key = (start != PlainMessages::NO_KEY).then(|| range_of(batch, (start, len)));
             keyed += usize::from(key.is_some());
-            self.partition_key.push(key);
+            self.columns.partition_key.push(key);
         }
         if keyed == 0 || keyed == n {
-            self.partition_key_b64.push_n((keyed == n).then_some(false), n);
+            self.columns.partition_key_b64_encoded.push_n((keyed == n).then_some(false), n);
         } else {
             for &(start, _) in keys {
-                self.partition_key_b64.push_n((start != PlainMessages::NO_KEY).then_some(false), 1);
+                self.columns.partition_key_b64_encoded.push_n((start != PlainMessages::NO_KEY).then_some(false), 1);
             }
         }
-        self.event_time.push_n(md.and_then(|m| m.event_time).map(|v| v as i64), n);
-        self.ordering_key.push_binary_n(None, n);
-        self.properties.push_empty_n(n);
-        self.null_value.push_n(Some(false), n);
-        self.null_partition_key.push_n(Some(false), n);
-        self.compacted_out.push_n(Some(false), n);
-        extend_column(&mut self.message_index, first_index.is_some(), batch_index.iter().map(|&i| first_index.map(|f| f + i as i64)));
+        self.columns.event_time.push_n(md.and_then(|m| m.event_time).map(|v| v as i64), n);
+        self.columns.ordering_key.push_binary_n(None, n);
+        self.columns.properties.push_empty_n(n);
+        self.columns.null_value.push_n(Some(false), n);
+        self.columns.null_partition_key.push_n(Some(false), n);
+        self.columns.compacted_out.push_n(Some(false), n);
+        extend_column(&mut self.columns.message_index, first_index.is_some(), batch_index.iter().map(|&i| first_index.map(|f| f + i as i64)));
         let payloads = &plain.payload[rows];
         let bytes: usize = payloads.iter().map(|&(_, len)| len as usize).sum();
         self.payload_bytes += bytes;
@@ -698,51 +695,8 @@ impl MessageBatchBuilder {
 
     /// The rows so far as a record batch; the builder starts again empty.
     pub fn finish(&mut self) -> Result<RecordBatch> {
-        let ts = timestamp_type();
-        let (i64t, i32t) = (DataType::Int64, DataType::Int32);
         let pool = NullColumns::new(self.rows);
-        let mut columns: Vec<ArrayRef> = vec![
-            self.scope_id.finish(&i64t, &pool),
-            self.ledger_id.finish(&i64t, &pool),
-            self.entry_id.finish(&i64t, &pool),
-            Arc::new(self.batch_index.finish()),
-            self.batch_size.finish(&i32t, &pool),
-            self.kind.finish(&pool)?,
-            self.topic.finish(&pool)?,
-            self.producer_name.finish(&pool)?,
-            Arc::new(self.sequence_id.finish()),
-            self.publish_time.finish(&ts, &pool),
-            self.event_time.finish(&ts, &pool),
-            Arc::new(self.partition_key.finish()?),
-            self.partition_key_b64.finish(&pool),
-            self.ordering_key.finish(&pool)?,
-            self.properties.finish(&map_type(DataType::Utf8))?,
-            self.compression.finish(&pool)?,
-            self.uncompressed_size.finish(&i64t, &pool),
-            self.schema_version.finish(&pool)?,
-            self.replicated_from.finish(&pool)?,
-            self.txnid_most_bits.finish(&i64t, &pool),
-            self.txnid_least_bits.finish(&i64t, &pool),
-            self.marker_type.finish(&i32t, &pool),
-            self.deliver_at_time.finish(&ts, &pool),
-            self.chunk_uuid.finish(&pool)?,
-            self.chunk_id.finish(&i32t, &pool),
-            self.num_chunks.finish(&i32t, &pool),
-            self.total_chunk_size.finish(&i32t, &pool),
-            self.first_chunk_ledger_id.finish(&i64t, &pool),
-            self.first_chunk_entry_id.finish(&i64t, &pool),
-            self.encrypted.finish(&pool),
-            self.encryption_algo.finish(&pool)?,
-            self.encryption_param.finish(&pool)?,
-            self.encryption_keys.finish(&pool),
-            self.null_value.finish(&pool),
-            self.null_partition_key.finish(&pool),
-            self.compacted_out.finish(&pool),
-            self.broker_timestamp.finish(&ts, &pool),
-            self.broker_index.finish(&i64t, &pool),
-            Arc::new(self.message_index.finish()),
-            self.checksum_ok.finish(&pool),
-        ];
+        let mut columns = self.columns.finish(&pool)?;
         if let Some(payload) = self.payload.finish()? {
             columns.push(payload);
         }

@@ -32,6 +32,17 @@ pub struct EncryptionKeys {
     pub metadata: Vec<KeyValue>,
 }
 
+/// `MarkerType` (PulsarMarkers.proto): the `marker_type` values and their names.
+pub const MARKER_TYPES: [(i32, &str); 7] = [
+    (10, "REPLICATED_SUBSCRIPTION_SNAPSHOT_REQUEST"),
+    (11, "REPLICATED_SUBSCRIPTION_SNAPSHOT_RESPONSE"),
+    (12, "REPLICATED_SUBSCRIPTION_SNAPSHOT"),
+    (13, "REPLICATED_SUBSCRIPTION_UPDATE"),
+    (20, "TXN_COMMITTING"),
+    (21, "TXN_COMMIT"),
+    (22, "TXN_ABORT"),
+];
+
 /// `MessageMetadata`: what the producer writes before the payload of every entry.
 #[derive(Clone, PartialEq, Message)]
 pub struct MessageMetadata {

@@ -89,6 +89,28 @@ pub fn topic_of_managed_ledger(name: &str) -> Option<String> {
     Some(format!("persistent://{namespace}/{}", url_decode(parts[d + 1])))
 }
 
+/// The full name of a topic as a user may give it: a full name (`persistent://...`)
+/// as it is, a bare `topic` in `public/default`, `tenant/ns/topic`, or a
+/// managed-ledger name (`tenant/ns/persistent/topic`, its topic part URL-decoded).
+pub fn topic_url(name: &str) -> String {
+    if name.contains("://") {
+        return name.to_owned();
+    }
+    if !name.contains('/') {
+        return format!("persistent://public/default/{name}");
+    }
+    topic_of_managed_ledger(name).unwrap_or_else(|| format!("persistent://{name}"))
+}
+
+/// `TopicName.getPartitionedTopicName`: a partition's topic (`x-partition-3` is a
+/// partition of `x`); any other name as it is.
+pub fn partitioned_topic_name(name: &str) -> &str {
+    match name.rfind("-partition-") {
+        Some(at) if name.len() > at + 11 && name[at + 11..].bytes().all(|b| b.is_ascii_digit()) => &name[..at],
+        _ => name,
+    }
+}
+
 /// The kind of a managed ledger, from its name: the transaction coordinator's log
 /// and pending-ack stores are managed ledgers that hold no messages.
 pub fn managed_ledger_kind(name: &str) -> &'static str {

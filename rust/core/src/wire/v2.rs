@@ -29,6 +29,10 @@ pub mod flags {
     /// ADD: a recovery add, allowed on a fenced ledger.
     pub const RECOVERY_ADD: u16 = 0x2;
     pub const HIGH_PRIORITY: u16 = 0x4;
+
+    /// (name, bit), for callers that build their own flag type.
+    pub const ALL: [(&str, u16); 4] =
+        [("NONE", NONE), ("DO_FENCING", DO_FENCING), ("RECOVERY_ADD", RECOVERY_ADD), ("HIGH_PRIORITY", HIGH_PRIORITY)];
 }
 
 /// v2 opcodes. Only ADD, READ, AUTH and BATCH_READ have v2 framing; the others are
@@ -46,6 +50,16 @@ pub enum OpCode {
 }
 
 impl OpCode {
+    pub const ALL: [OpCode; 7] = [
+        OpCode::AddEntry,
+        OpCode::ReadEntry,
+        OpCode::Auth,
+        OpCode::ReadLac,
+        OpCode::WriteLac,
+        OpCode::GetBookieInfo,
+        OpCode::BatchReadEntry,
+    ];
+
     pub const fn name(self) -> &'static str {
         match self {
             OpCode::AddEntry => "ADDENTRY",

@@ -100,7 +100,7 @@ def _setting(text: str) -> str:
     return text
 
 
-def add_read_arguments(p: argparse.ArgumentParser, kinds: tuple[str, ...] = ("auto", "entrylog", "journal")) -> None:
+def add_read_arguments(p: argparse.ArgumentParser, kinds: tuple[str, ...] = ("auto", files.ENTRY_LOG, files.JOURNAL)) -> None:
     p.add_argument("paths", nargs="+", help="bookie files, directories (walked) or globs")
     p.add_argument(
         "--kind", choices=kinds, default="auto", help="which files to read (default: entry logs and journals, by name)"

@@ -210,13 +210,10 @@ def export(spark: SparkSession, args, table, ledgers: set[int], inputs) -> tuple
     for kind, reader_kind in (("entry_log", files.ENTRY_LOG), ("journal", files.JOURNAL)):
         paths = [str(path) for path, k in inputs if k == kind]
         if paths:
-            read = [c for c in INPUT_COLUMNS if c != "record_type" or kind == "journal"]
             reader = common.bookkeeper_reader(
-                spark, args, reader_kind, payload="binary", columns=",".join(read), ledgerId=ledger_ids
+                spark, args, reader_kind, payload="binary", columns=",".join(INPUT_COLUMNS), ledgerId=ledger_ids
             )
-            frame = reader.load(paths)
-            columns = [F.col(c) if c in frame.columns else F.lit(None).cast("string").alias(c) for c in INPUT_COLUMNS]
-            frames.append(frame.select(*columns))
+            frames.append(reader.load(paths).select(*INPUT_COLUMNS))
     entries = reduce(DataFrame.unionByName, frames)
     owners = [
         (r["ledger_id"], r["topic"] or r["managed_ledger"] or "")

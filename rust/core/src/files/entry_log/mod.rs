@@ -333,7 +333,7 @@ pub(crate) fn open_scan(
 /// finds, with the reason. `password` lets the scan confirm HMAC entries around
 /// damage.
 pub fn ledgers_map_of(source: std::sync::Arc<dyn ReadAt>, password: &[u8]) -> Result<LedgersMap> {
-    use crate::files::scan::{Row, RowSink, ScannedEntry};
+    use crate::files::scan::{SingleRow, ScanSink, ScannedEntry};
     use crate::files::window::View;
 
     /// Adds up each ledger's records (entry length + 4, as BookKeeper counts).
@@ -342,7 +342,7 @@ pub fn ledgers_map_of(source: std::sync::Arc<dyn ReadAt>, password: &[u8]) -> Re
         rows: usize,
     }
 
-    impl RowSink for Sizes {
+    impl ScanSink for Sizes {
         fn rows(&self) -> usize {
             self.rows
         }
@@ -353,10 +353,10 @@ pub fn ledgers_map_of(source: std::sync::Arc<dyn ReadAt>, password: &[u8]) -> Re
             }
         }
 
-        fn row(&mut self, _: &View<'_>, row: Row<'_>) {
+        fn row(&mut self, _: &View<'_>, row: SingleRow<'_>) {
             let (ledger, len) = match row {
-                Row::FlaggedEntry { entry, .. } => (Some(entry.checked.header.ledger_id), entry.len),
-                Row::UnframedEntry { bytes, .. } => {
+                SingleRow::FlaggedEntry { entry, .. } => (Some(entry.checked.header.ledger_id), entry.len),
+                SingleRow::UnframedEntry { bytes, .. } => {
                     (crate::entry::HeaderView::read(bytes).map(|(h, _)| h.ledger_id()), bytes.len())
                 }
                 _ => (None, 0),

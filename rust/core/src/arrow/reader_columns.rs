@@ -3,7 +3,7 @@
 //! `file_reader.rs`). Adding a column is one entry in a list.
 //!
 //! Rows arrive in two shapes: runs of clean entries ([`CleanEntries`], appended a column at
-//! a time, the hot path), and single rows of any other kind ([`RowData`]: a flagged
+//! a time, the hot path), and single rows of any other kind ([`SingleRowValues`]: a flagged
 //! or unframed entry, a journal record, a damaged span, a null input).
 
 use std::sync::Arc;
@@ -14,10 +14,10 @@ use arrow_array::{ArrayRef, ArrowPrimitiveType, Int64Array, StringArray};
 use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, FieldRef};
 
-use super::column::PrimitiveColumn;
+use super::primitive_column::PrimitiveColumn;
 use super::payload::{PayloadColumnBuilder, PayloadMode};
 use crate::digest::DigestType;
-use crate::digest_check::CheckedEntry;
+use crate::digest_check::{CheckedEntry, Unchecked};
 use crate::entry::{EntryHeader, HeaderLayout, HeaderView};
 use crate::error::{Error, Result};
 use crate::files::scan::ScannedEntry;
@@ -84,18 +84,20 @@ impl Fields {
     }
 }
 
-/// A row that is not a clean entry, as the columns see it.
+/// The values of a single row (not part of a run of clean entries), as the columns read them.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct RowData<'a> {
+pub(crate) struct SingleRowValues<'a> {
     /// Offset of the record or span in its file (or the input index).
     pub offset: u64,
     /// `record_size`: the record's bytes after its size field, or the span's length.
     pub size: u64,
-    /// `record_type` (journals).
+    /// `record_type`.
     pub record_type: &'static str,
     pub fields: Fields,
     pub digest_type: Option<DigestType>,
     pub digest_ok: Option<bool>,
+    /// Why the digest could not be checked, when it could not.
+    pub unchecked: Option<Unchecked>,
     /// The payload and its offset in the file, when located.
     pub payload: Option<(&'a [u8], usize)>,
     /// Whether the row has a location (an entry of a log).
@@ -106,23 +108,24 @@ pub(crate) struct RowData<'a> {
     pub lac_blob: Option<&'a [u8]>,
 }
 
-impl<'a> RowData<'a> {
+impl<'a> SingleRowValues<'a> {
     /// The row of a framed entry (`entry` bytes from the file) with what is wrong.
-    pub fn entry(e: &ScannedEntry, bytes: &'a [u8], error: Option<(String, &'static str)>) -> RowData<'a> {
+    pub fn entry(e: &ScannedEntry, bytes: &'a [u8], error: Option<(String, &'static str)>) -> SingleRowValues<'a> {
         let c = &e.checked;
         let skip = c.payload_at as usize;
-        RowData {
+        SingleRowValues {
             offset: e.offset,
             size: e.len as u64,
             record_type: "entry",
             fields: Fields::of(&c.header),
             digest_type: c.digest_type,
             digest_ok: c.verdict.digest_ok(),
+            unchecked: c.verdict.unchecked(),
             payload: (skip > 0).then(|| (&bytes[skip..], e.at + skip)),
             located: true,
             error: error.as_ref().map(|(m, _)| m.clone()),
             error_kind: error.map(|(_, k)| k),
-            ..RowData::default()
+            ..SingleRowValues::default()
         }
     }
 }
@@ -133,7 +136,7 @@ pub(crate) trait Column: Send {
     /// Appends a run of clean entries.
     fn push_clean_entries(&mut self, run: &CleanEntries<'_>);
     /// Appends one row of any other kind.
-    fn push_row(&mut self, row: &RowData<'_>);
+    fn push_row(&mut self, row: &SingleRowValues<'_>);
     /// For payload views: the caller's buffers the next rows' bytes live in.
     fn set_view_sources(&mut self, _buffers: &[Buffer]) {}
     /// The column so far; it starts over empty. `views`: the bytes the batch's
@@ -167,7 +170,7 @@ where
         self.values.extend(run.entries.iter().map(|e| f(&e.checked)));
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         self.values.push_option((self.of_fields)(&row.fields));
     }
 
@@ -204,7 +207,7 @@ impl Column for DigestTypeColumn {
         self.codes.extend(run.entries.iter().map(|e| e.checked.digest_type.map_or(0, DigestType::proto_value)));
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         self.codes.push(row.digest_type.map_or(0, DigestType::proto_value));
     }
 
@@ -269,12 +272,51 @@ impl Column for DigestOkColumn {
         }
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         self.values.append_option(row.digest_ok);
     }
 
     fn finish(&mut self, _: Option<&Frozen>) -> Result<ArrayRef> {
         Ok(Arc::new(self.values.finish()))
+    }
+}
+
+/// `digest_unchecked_reason`: why an entry's digest could not be checked
+/// (`no_password`, `unknown_type`); null where it was checked, where the reader was
+/// asked not to verify, and on rows that are not entries. One byte per row, spelled
+/// out when the batch is finished.
+struct UncheckedReasonColumn {
+    codes: PrimitiveColumn<UInt8Type>,
+}
+
+impl UncheckedReasonColumn {
+    /// 0 for none, else 1 + the reason's place in [`Unchecked::ALL`].
+    #[inline(always)]
+    fn code(u: Option<Unchecked>) -> u8 {
+        u.map_or(0, |u| 1 + Unchecked::ALL.iter().position(|&a| a == u).unwrap_or(0) as u8)
+    }
+}
+
+impl Column for UncheckedReasonColumn {
+    fn field(&self) -> FieldRef {
+        Arc::new(Field::new("digest_unchecked_reason", DataType::Utf8, true))
+    }
+
+    #[inline]
+    fn push_clean_entries(&mut self, run: &CleanEntries<'_>) {
+        self.codes.extend(run.entries.iter().map(|e| Self::code(e.checked.verdict.unchecked())));
+    }
+
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
+        self.codes.push(Self::code(row.unchecked));
+    }
+
+    fn finish(&mut self, _: Option<&Frozen>) -> Result<ArrayRef> {
+        let codes = self.codes.finish();
+        if codes.values().iter().all(|&c| c == 0) {
+            return Ok(Arc::new(StringArray::new_null(codes.len())));
+        }
+        Ok(Arc::new(codes.values().iter().map(|&c| c.checked_sub(1).map(|i| Unchecked::ALL[i as usize].as_str())).collect::<StringArray>()))
     }
 }
 
@@ -346,7 +388,7 @@ impl Column for PayloadColumn {
         self.rows += run.entries.len();
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         self.push(row.payload);
         self.rows += 1;
     }
@@ -386,7 +428,7 @@ struct SparseText {
     name: &'static str,
     rows: usize,
     texts: Vec<(usize, String)>,
-    of_row: fn(&RowData<'_>) -> Option<String>,
+    of_row: fn(&SingleRowValues<'_>) -> Option<String>,
 }
 
 impl Column for SparseText {
@@ -398,7 +440,7 @@ impl Column for SparseText {
         self.rows += run.entries.len();
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         if let Some(t) = (self.of_row)(row) {
             self.texts.push((self.rows, t));
         }
@@ -445,7 +487,7 @@ impl Column for SparseText {
 
 /// The entry columns, in order: `format_version` int8, `scope_id`, `ledger_id`,
 /// `entry_id`, `last_add_confirmed`, `length` int64, `digest_type`, `digest_ok`,
-/// and `payload` unless its mode is none. `deferred_views`: views into a file
+/// `digest_unchecked_reason`, and `payload` unless its mode is none. `deferred_views`: views into a file
 /// window, made when the batch is finished.
 pub(crate) fn entry_columns(payload: PayloadMode, rows: usize, payload_bytes: usize, deferred_views: bool) -> Vec<Box<dyn Column>> {
     let mut columns: Vec<Box<dyn Column>> = vec![
@@ -457,6 +499,7 @@ pub(crate) fn entry_columns(payload: PayloadMode, rows: usize, payload_bytes: us
         header_field::<Int64Type>("length", rows, |c| c.header.length, |f| f.length),
         Box::new(DigestTypeColumn { codes: PrimitiveColumn::with_capacity(rows) }),
         Box::new(DigestOkColumn { values: BooleanBuilder::with_capacity(rows) }),
+        Box::new(UncheckedReasonColumn { codes: PrimitiveColumn::with_capacity(rows) }),
     ];
     if payload == PayloadMode::Hash {
         columns.push(Box::new(PayloadHashColumn {
@@ -516,7 +559,7 @@ impl Column for PayloadHashColumn {
         }
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         self.push(row.payload.map(|(p, _)| p));
     }
 
@@ -546,7 +589,7 @@ impl<T, E, R> Column for FileColumn<T, E, R>
 where
     T: ArrowPrimitiveType,
     E: Fn(&ScannedEntry) -> Option<T::Native> + Send,
-    R: Fn(&RowData<'_>) -> Option<T::Native> + Send,
+    R: Fn(&SingleRowValues<'_>) -> Option<T::Native> + Send,
 {
     fn field(&self) -> FieldRef {
         self.field.clone()
@@ -559,7 +602,7 @@ where
         }
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         self.values.push_option((self.of_row)(row));
     }
 
@@ -598,7 +641,7 @@ impl Column for OffsetColumn {
         }
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         self.values.push(if self.sizes { row.size } else { row.offset } as i64);
     }
 
@@ -627,7 +670,7 @@ impl Column for Constant {
         self.rows += run.entries.len();
     }
 
-    fn push_row(&mut self, _: &RowData<'_>) {
+    fn push_row(&mut self, _: &SingleRowValues<'_>) {
         self.rows += 1;
     }
 
@@ -652,12 +695,13 @@ pub(crate) fn location_column(log_id: Option<u32>, rows: usize) -> Box<dyn Colum
         field: Arc::new(Field::new("location", DataType::Int64, true)),
         values: PrimitiveColumn::with_capacity(rows),
         of_entry: move |e: &ScannedEntry| location(e.offset),
-        of_row: move |r: &RowData<'_>| if r.located { location(r.offset) } else { None },
+        of_row: move |r: &SingleRowValues<'_>| if r.located { location(r.offset) } else { None },
     })
 }
 
-/// `record_type` (journals): `entry`, `ledger_key`, `fence`, `explicit_lac`,
-/// `padding`, `damage`; kept as runs of one name.
+/// `record_type`: `entry` and `damage` (entry logs and journals); in journals also
+/// `ledger_key`, `fence`, `explicit_lac`, `unknown_meta`, `padding`. Kept as runs of
+/// one name.
 pub(crate) fn record_type_column() -> Box<dyn Column> {
     Box::new(RecordTypeColumn { runs: Vec::new() })
 }
@@ -684,7 +728,7 @@ impl Column for RecordTypeColumn {
         self.push_n("entry", run.entries.len());
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         self.push_n(row.record_type, 1);
     }
 
@@ -709,7 +753,7 @@ impl Column for RecordTypeColumn {
 
 /// A binary column null but on a few journal records (`master_key`,
 /// `explicit_lac_blob`).
-pub(crate) fn record_bytes_column(name: &'static str, of_row: for<'a> fn(&RowData<'a>) -> Option<&'a [u8]>) -> Box<dyn Column> {
+pub(crate) fn record_bytes_column(name: &'static str, of_row: for<'a> fn(&SingleRowValues<'a>) -> Option<&'a [u8]>) -> Box<dyn Column> {
     Box::new(RecordBytes { name, values: BinaryBuilder::new(), nulls_owed: 0, of_row })
 }
 
@@ -717,7 +761,7 @@ struct RecordBytes {
     name: &'static str,
     values: BinaryBuilder,
     nulls_owed: usize,
-    of_row: for<'a> fn(&RowData<'a>) -> Option<&'a [u8]>,
+    of_row: for<'a> fn(&SingleRowValues<'a>) -> Option<&'a [u8]>,
 }
 
 impl Column for RecordBytes {
@@ -729,7 +773,7 @@ impl Column for RecordBytes {
         self.nulls_owed += run.entries.len();
     }
 
-    fn push_row(&mut self, row: &RowData<'_>) {
+    fn push_row(&mut self, row: &SingleRowValues<'_>) {
         match (self.of_row)(row) {
             Some(b) => {
                 self.values.append_nulls(std::mem::take(&mut self.nulls_owed));
@@ -752,6 +796,6 @@ pub(crate) fn explicit_lac_column(rows: usize) -> Box<dyn Column> {
         values: PrimitiveColumn::with_capacity(rows),
         of_entry: |_: &ScannedEntry| None,
         // The LAC value sits before the digest, whatever the digest type.
-        of_row: |r: &RowData<'_>| r.lac_blob.and_then(|b| crate::entry::decode_lac(b, DigestType::Dummy).ok()).map(|l| l.lac),
+        of_row: |r: &SingleRowValues<'_>| r.lac_blob.and_then(|b| crate::entry::decode_lac(b, DigestType::Dummy).ok()).map(|l| l.lac),
     })
 }
