@@ -83,6 +83,7 @@ def test_map_in_arrow_schema_and_options(raw_df):
         "length",
         "digest_type",
         "digest_ok",
+        "digest_unchecked_reason",
         "error",
         "error_kind",
     ]

@@ -147,13 +147,19 @@ def test_file_log_id_and_offset_filters_prune_before_reading(bookie):
     assert names == ["2.log"] and rows == [r for r in every if r["file"].endswith("/2.log")]
     names, rows = read_all(reader(plan(bookie, logId="1:3")))
     assert names == ["1.log", "2.log"] and rows == [r for r in every if r["log_id"] in (1, 2)]
-    # Offsets become byte ranges: only records whose size field starts there are read.
+    # Offsets become byte ranges, from OFFSET_LOOKUP_LEAD before the first (a range
+    # starts where its walk can resume, which a damaged span never is); the reader
+    # keeps the rows that start in them.
     r = reader(plan(bookie, ledgerId="1", offset="2000:6000"))
     splits = {os.path.basename(s.path): (s.start, s.end) for p in r.partitions() for s in p.splits}
-    size = bookie.logs["damaged"].stat().st_size  # 2.log has no map: read, from 2000 on
-    assert splits == {"0.log": (2000, 6000), "2.log": (2000, size)}
+    size = bookie.logs["damaged"].stat().st_size  # 2.log has no map: read
+    first = max(2000 - bkcodec.OFFSET_LOOKUP_LEAD, 0)
+    assert splits == {"0.log": (first, 6000), "2.log": (first, size)}
     rows = read_all(r)[1]
     assert rows and rows == [x for x in every if x["ledger_id"] == 1 and 2000 <= x["offset"] < 6000]
+    # Bytes past the end of a file are not read at all.
+    r = reader(plan(bookie, ledgerId="1", offset=f"{size}:"))
+    assert "2.log" not in {os.path.basename(s.path) for p in r.partitions() for s in p.splits}
 
 
 def test_index_files_pruned_by_name_and_read_without_their_error_column(bookie, tmp_path):
@@ -185,7 +191,7 @@ def test_columns_leave_the_payload_unread(bookie):
 
 def test_schema_checks():
     full = datasource.full_schema("entrylog", files.ReadOptions())
-    assert [f.name for f in full if not f.nullable] == ["file", "offset", "record_size"]
+    assert [f.name for f in full if not f.nullable] == ["file", "offset", "record_size", "record_type"]
     journal = datasource.full_schema("journal", files.ReadOptions(payload="none"))
     assert [f.name for f in journal if not f.nullable] == ["file", "offset", "record_size", "record_type"]
     assert "payload" not in journal.names
