@@ -17,10 +17,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .index_db import LEDGER_ROLES, LOCATION_ROLES, RocksDBUnavailableError, is_database_error
 from .paths import path_text
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 # The locations database beside each ledgers database.
 LOCATIONS_OF = {"ledgers": "locations", "scoped-ledgers": "scoped-locations"}
@@ -78,11 +81,30 @@ def index_units(layout: Any) -> tuple[list[IndexUnit], list[str]]:
     return units, notes
 
 
+def index_file_locations(rows: pa.Table, scope_id: int | None) -> pa.Table:
+    """An index file's rows (`read_index`) as the location databases' rows: its
+    scope, and the offset of each entry's size field (an index holds the entry's own)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = rows.num_rows
+    return pa.table(
+        {
+            "scope_id": pa.array([scope_id or 0] * n, pa.int64()),
+            "ledger_id": rows.column("ledger_id"),
+            "entry_id": rows.column("entry_id"),
+            "location": rows.column("location"),
+            "log_id": rows.column("log_id"),
+            "offset": pc.subtract(rows.column("offset"), 4),
+            "error": pa.nulls(n, pa.string()),
+        }
+    )
+
+
 def index_table(unit: IndexUnit) -> Any:
     """Every location of a unit: scope_id, ledger_id, entry_id, location, log_id,
     offset (of the size field), error, source (the database or index file)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     from . import read_index, read_location_index
 
@@ -95,21 +117,8 @@ def index_table(unit: IndexUnit) -> Any:
             t = read_index(f.path).read_all()
         except (OSError, ValueError):
             continue  # a damaged header or an unreadable file: the file check reports it
-        n = t.num_rows
-        tables.append(
-            pa.table(
-                {
-                    "scope_id": pa.array([f.scope_id or 0] * n, pa.int64()),
-                    "ledger_id": t.column("ledger_id"),
-                    "entry_id": t.column("entry_id"),
-                    "location": t.column("location"),
-                    "log_id": t.column("log_id"),
-                    "offset": pc.subtract(t.column("offset"), 4),
-                    "error": pa.nulls(n, pa.string()),
-                    "source": pa.array([path_text(f.path)] * n, pa.string()),
-                }
-            )
-        )
+        t = index_file_locations(t, f.scope_id)
+        tables.append(t.append_column("source", pa.array([path_text(f.path)] * t.num_rows, pa.string())))
     if not tables:
         return None
     return pa.concat_tables([t.cast(tables[0].schema) for t in tables])

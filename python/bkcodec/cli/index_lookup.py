@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..index_check import IndexUnit
+from ..index_check import IndexUnit, index_file_locations
 from .ranges import LedgerSelection, Span, mask
 
 LOOKUP_CHUNK = 4096
@@ -101,20 +101,7 @@ def indexed_locations(
             t = t.append_column("error", pa.array([f"{f.path}: {err}"]))
             parts.append(t)
             continue
-        n = t.num_rows
-        parts.append(
-            pa.table(
-                {
-                    "scope_id": pa.array([f.scope_id or 0] * n, pa.int64()),
-                    "ledger_id": t.column("ledger_id"),
-                    "entry_id": t.column("entry_id"),
-                    "location": t.column("location"),
-                    "log_id": t.column("log_id"),
-                    "offset": pc.subtract(t.column("offset"), 4),
-                    "error": pa.nulls(n, pa.string()),
-                }
-            )
-        )
+        parts.append(index_file_locations(t, f.scope_id))
     columns = {c: pa.int64() for c in ("scope_id", "ledger_id", "entry_id", "location", "log_id", "offset")}
     schema = pa.schema([*columns.items(), ("error", pa.string())])
     if not parts:
