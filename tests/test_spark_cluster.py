@@ -208,53 +208,14 @@ def test_jobs_through_spark_submit(bookie, tmp_path):
     assert (tmp_path / "audit").is_dir()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_spark_connect_server_and_client(bookie, tmp_path):
     """The server's Python (`PYSPARK_PYTHON`) has bkcodec and bkcodec-spark; the client
     needs pyspark's Connect client, and bkcodec-spark only for its helpers."""
+    from spark_connect import connect_server, run_client
+
     pytest.importorskip("grpc", reason="the Spark Connect client needs grpcio (pyspark[connect])")
-    port = _free_port()
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
-    env.pop("SPARK_HOME", None)
-    log = open(tmp_path / "server.log", "w")
-    server = subprocess.Popen(
-        [
-            str(SPARK_HOME / "bin" / "spark-submit"),
-            "--class",
-            "org.apache.spark.sql.connect.service.SparkConnectServer",
-            "--master",
-            "local[2]",
-            "--conf",
-            f"spark.connect.grpc.binding.port={port}",
-            "--conf",
-            "spark.connect.grpc.binding.address=127.0.0.1",
-            "--conf",
-            f"spark.driver.extraJavaOptions={QUICK_JVM}",
-            "--conf",
-            "spark.ui.enabled=false",
-            "spark-internal",
-        ],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        cwd=tmp_path,
-    )
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            assert server.poll() is None, (tmp_path / "server.log").read_text()[-3000:]
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the Spark Connect server did not start"
-                time.sleep(1)
-        client = textwrap.dedent(
+    with connect_server(tmp_path) as port:
+        out = run_client(textwrap.dedent(
             f"""
             import json
             from pyspark.sql import SparkSession
@@ -269,21 +230,8 @@ def test_spark_connect_server_and_client(bookie, tmp_path):
                 {str(bookie.logs["rolled"])!r}).columns
             print("RESULT " + json.dumps(out))
             """
-        )
-        process = subprocess.run(
-            [sys.executable, "-c", client], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path
-        )
-        result = [line for line in process.stdout.splitlines() if line.startswith("RESULT ")]
-        assert process.returncode == 0 and result, process.stderr[-3000:]
-        out = json.loads(result[0][len("RESULT ") :])
-        assert out == {"rows": 48, "ledger_1": 12, "decoded_ok": 5, "columns": ["ledger_id", "length"]}
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
+        ), tmp_path)
+    assert out == {"rows": 48, "ledger_1": 12, "decoded_ok": 5, "columns": ["ledger_id", "length"]}
 
 
 def test_cluster_audit_on_a_local_cluster_gives_the_local_audits_findings(tmp_path):

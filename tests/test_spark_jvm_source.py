@@ -255,18 +255,12 @@ def test_the_core_planner_plans_as_the_python_source_does(spark, jvm, sample, sp
     assert len(python) >= 1
 
 
-def _spark_submit_env():
-    import sys
-
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
-    env.pop("SPARK_HOME", None)
-    return env
-
-
 @pytest.mark.slow
 def test_the_jar_alone_reads_on_a_local_cluster(jvm, bookie, tmp_path):
     """`spark-submit --jars` on `local-cluster`: executors are JVMs of their own, which
     load the native library from the jar; the driver script imports no bkcodec."""
+    from spark_connect import submit_env
+
     import json
     import subprocess
     from pathlib import Path
@@ -292,7 +286,7 @@ def test_the_jar_alone_reads_on_a_local_cluster(jvm, bookie, tmp_path):
             "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
             str(script),
         ],
-        env=_spark_submit_env(), capture_output=True, text=True, timeout=600, cwd=tmp_path,
+        env=submit_env(), capture_output=True, text=True, timeout=600, cwd=tmp_path,
     )
     result = [line for line in process.stdout.splitlines() if line.startswith("RESULT ")]
     assert process.returncode == 0 and result, process.stderr[-3000:]
@@ -307,65 +301,19 @@ def test_the_jar_alone_reads_on_a_local_cluster(jvm, bookie, tmp_path):
 
 @pytest.mark.slow
 def test_a_spark_connect_server_started_with_the_jar_reads_through_it(jvm, bookie, tmp_path):
-    import json
-    import socket
-    import subprocess
-    import sys
-    import time
-    from pathlib import Path
-
-    import pyspark
+    from spark_connect import connect_server, run_client
 
     pytest.importorskip("grpc", reason="the Spark Connect client needs grpcio (pyspark[connect])")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    log = open(tmp_path / "server.log", "w")
-    server = subprocess.Popen(
-        [
-            str(Path(pyspark.__file__).parent / "bin" / "spark-submit"),
-            "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
-            "--master", "local[2]",
-            "--jars", bkcodec_spark.jar_path(),
-            "--conf", f"spark.connect.grpc.binding.port={port}",
-            "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
-            "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
-            "--conf", "spark.ui.enabled=false",
-            "spark-internal",
-        ],
-        env=_spark_submit_env(), stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path,
-    )
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            assert server.poll() is None, (tmp_path / "server.log").read_text()[-3000:]
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the Spark Connect server did not start"
-                time.sleep(1)
-        client = (
+    with connect_server(tmp_path, jars=bkcodec_spark.jar_path()) as port:
+        out = run_client(
             "import json\n"
             "from pyspark.sql import SparkSession\n"
             f"spark = SparkSession.builder.remote('sc://127.0.0.1:{port}').getOrCreate()\n"
             f"df = spark.read.format('bookkeeper-jvm').option('password', {PASSWORD!r}).load({str(bookie.logs['rolled'])!r})\n"
             "out = {'rows': df.count(), 'ledger_1': df.where('ledger_id = 1').count(), 'columns': df.columns[:2]}\n"
-            "print('RESULT ' + json.dumps(out))\n"
+            "print('RESULT ' + json.dumps(out))\n",
+            tmp_path,
         )
-        process = subprocess.run(
-            [sys.executable, "-c", client], env=_spark_submit_env(), capture_output=True, text=True, timeout=300, cwd=tmp_path
-        )
-        result = [line for line in process.stdout.splitlines() if line.startswith("RESULT ")]
-        assert process.returncode == 0 and result, process.stderr[-3000:]
-        out = json.loads(result[0][len("RESULT "):])
-        table = bkcodec.read_entry_log(bookie.logs["rolled"], password=PASSWORD).read_all()
-        ledger_1 = table.column("ledger_id").to_pylist().count(1)
-        assert out == {"rows": table.num_rows, "ledger_1": ledger_1, "columns": ["file", "log_id"]}
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
+    table = bkcodec.read_entry_log(bookie.logs["rolled"], password=PASSWORD).read_all()
+    ledger_1 = table.column("ledger_id").to_pylist().count(1)
+    assert out == {"rows": table.num_rows, "ledger_1": ledger_1, "columns": ["file", "log_id"]}
