@@ -9,7 +9,6 @@ import importlib.metadata as metadata
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import textwrap
