@@ -737,6 +737,19 @@ def compare_spark(run: Run) -> None:
     )
 
 
+def spark_unavailable(run: Run) -> str | None:
+    """Why the Spark comparisons cannot run here, or None."""
+    if run.quick or not run.spark:
+        return "skipped in --quick" if run.quick else "skipped (--no-spark)"
+    if importlib.util.find_spec("pyspark") is None:
+        return "pyspark is not installed (pip install 'bkcodec[spark]')"
+    if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
+        return "no Java runtime (java not on PATH, JAVA_HOME unset)"
+    if importlib.util.find_spec("bkcodec_spark") is None:
+        return "bkcodec-spark is not installed (pip install ./udfs)"
+    return None
+
+
 def compare_spark_source(run: Run) -> None:
     """`format("bookkeeper")` against Spark's Parquet reader on the same rows, both in
     one local session: a storage-report groupBy and a one-ledger filter (on 1.2 million
@@ -744,15 +757,7 @@ def compare_spark_source(run: Run) -> None:
     files against one file holding the same entries."""
     key, name = "spark-source-groupby-vs-parquet", "Spark bookkeeper source groupBy(ledger) vs Parquet"
     one_key, one_name = "spark-source-one-ledger-vs-parquet", "Spark bookkeeper source, one ledger vs Parquet"
-    reason = None
-    if run.quick or not run.spark:
-        reason = "skipped in --quick" if run.quick else "skipped (--no-spark)"
-    elif importlib.util.find_spec("pyspark") is None:
-        reason = "pyspark is not installed (pip install 'bkcodec[spark]')"
-    elif not (shutil.which("java") or os.environ.get("JAVA_HOME")):
-        reason = "no Java runtime (java not on PATH, JAVA_HOME unset)"
-    elif importlib.util.find_spec("bkcodec_spark") is None:
-        reason = "bkcodec-spark is not installed (pip install ./udfs)"
+    reason = spark_unavailable(run)
     if reason is not None:
         run.skip(key, name, reason)
         run.skip(one_key, one_name, reason)
@@ -884,15 +889,7 @@ def compare_spark_jvm_source(run: Run) -> None:
     JVM source and Parquet, the ledgerId option for the Python source)."""
     key, name = "spark-jvm-source-groupby-673MB-vs-parquet", "Spark bookkeeper-jvm groupBy(ledger), 673 MB, vs Parquet"
     one_key, one_name = "spark-jvm-source-one-ledger-673MB-vs-parquet", "Spark bookkeeper-jvm one ledger, 673 MB, vs Parquet"
-    reason = None
-    if run.quick or not run.spark:
-        reason = "skipped in --quick" if run.quick else "skipped (--no-spark)"
-    elif importlib.util.find_spec("pyspark") is None:
-        reason = "pyspark is not installed (pip install 'bkcodec[spark]')"
-    elif not (shutil.which("java") or os.environ.get("JAVA_HOME")):
-        reason = "no Java runtime (java not on PATH, JAVA_HOME unset)"
-    elif importlib.util.find_spec("bkcodec_spark") is None:
-        reason = "bkcodec-spark is not installed (pip install ./udfs)"
+    reason = spark_unavailable(run)
     jar = None
     if reason is None:
         from bkcodec_spark import jar_path
