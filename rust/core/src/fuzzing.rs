@@ -123,8 +123,6 @@ pub fn file_readers(input: &[u8]) -> usize {
     use crate::digest_policy::DigestPolicy;
     use crate::files::{EntryLogWriter, JournalWriter};
     use crate::LedgerDigestSettings;
-    use arrow_array::cast::AsArray;
-    use arrow_array::types::Int64Type;
     use std::io::Cursor;
 
     let Some((&selector, body)) = input.split_first() else {
@@ -180,7 +178,23 @@ pub fn file_readers(input: &[u8]) -> usize {
             }
         }
     };
-    let (mut next_offset, mut rows) = (0, 0);
+    let rows = row_spans(batches, len);
+    let mut next_offset = 0;
+    for &(offset, size) in &rows {
+        assert!(offset as u64 >= next_offset && size >= 0, "row at {offset} ({size} bytes) after {next_offset}");
+        next_offset = offset as u64 + 1;
+        assert!(offset as u64 + size as u64 <= len, "row at {offset} of {size} bytes past the end ({len})");
+    }
+    rows.len()
+}
+
+/// The `(offset, record_size)` of every row `batches` give, up to the first error,
+/// which must name an offset inside the file of `len` bytes.
+fn row_spans(batches: impl Iterator<Item = Result<arrow_array::RecordBatch>>, len: u64) -> Vec<(i64, i64)> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+
+    let mut rows = Vec::new();
     for batch in batches {
         let batch = match batch {
             Ok(b) => b,
@@ -191,12 +205,7 @@ pub fn file_readers(input: &[u8]) -> usize {
         };
         let offsets = batch.column_by_name("offset").expect("an offset column").as_primitive::<Int64Type>();
         let sizes = batch.column_by_name("record_size").expect("a record_size column").as_primitive::<Int64Type>();
-        for (offset, size) in offsets.values().iter().zip(sizes.values()) {
-            assert!(*offset as u64 >= next_offset && *size >= 0, "row at {offset} ({size} bytes) after {next_offset}");
-            next_offset = *offset as u64 + 1;
-            assert!(*offset as u64 + *size as u64 <= len, "row at {offset} of {size} bytes past the end ({len})");
-        }
-        rows += batch.num_rows();
+        rows.extend(offsets.values().iter().copied().zip(sizes.values().iter().copied()));
     }
     rows
 }
@@ -213,8 +222,6 @@ pub fn ranged_readers(input: &[u8]) -> usize {
     use crate::digest_policy::DigestPolicy;
     use crate::files::{EntryLogWriter, JournalWriter};
     use crate::LedgerDigestSettings;
-    use arrow_array::cast::AsArray;
-    use arrow_array::types::Int64Type;
     use std::io::Cursor;
     use std::sync::Arc;
 
@@ -259,20 +266,7 @@ pub fn ranged_readers(input: &[u8]) -> usize {
                 return None;
             }
         };
-        let mut rows = Vec::new();
-        for batch in reader {
-            let batch = match batch {
-                Ok(b) => b,
-                Err(e) => {
-                    assert!(e.offset <= len, "{e} (file of {len} bytes)");
-                    break;
-                }
-            };
-            let offsets = batch.column_by_name("offset").expect("an offset column").as_primitive::<Int64Type>();
-            let sizes = batch.column_by_name("record_size").expect("a record_size column").as_primitive::<Int64Type>();
-            rows.extend(offsets.values().iter().copied().zip(sizes.values().iter().copied()));
-        }
-        Some(rows)
+        Some(row_spans(reader, len))
     };
     let Some(whole) = read(0, u64::MAX) else { return 0 };
     if let (Some(mut first), Some(second)) = (read(0, cut), read(cut, u64::MAX)) {
