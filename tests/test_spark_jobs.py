@@ -233,3 +233,28 @@ def test_errors_of_a_worker_without_bkcodec_name_the_fix():
     assert explain(Exception("...\nModuleNotFoundError: No module named 'pyarrow'\n...")) == FIX_WORKER_PYTHON
     assert explain(Exception("[PATH_NOT_FOUND] Path does not exist")) is None
     assert "PYSPARK_PYTHON" in FIX_WORKER_PYTHON and "bkcodec_spark.session()" in FIX_WORKER_PYTHON
+
+
+def test_a_local_session_whose_workers_cannot_import_bkcodec_says_how_to_fix_it(monkeypatch):
+    import shutil
+    import subprocess
+
+    import importlib
+
+    session_module = importlib.import_module("bkcodec_spark.session")
+
+    class Conf(dict):
+        pass
+
+    class FakeSpark:
+        def __init__(self, python):
+            self.sparkContext = type("Context", (), {"getConf": lambda _: Conf({"spark.master": "local[2]", "spark.pyspark.python": python})})()
+
+    bare = shutil.which("python3", path="/usr/bin:/bin")
+    if bare is None or subprocess.run([bare, "-c", "import bkcodec_spark"], capture_output=True).returncode == 0:
+        pytest.skip("no interpreter without bkcodec_spark to point the workers at")
+    with pytest.raises(RuntimeError, match="PYSPARK_PYTHON"):
+        session_module._check_worker_python(FakeSpark(bare))
+    # This interpreter runs bkcodec_spark already: no second one is started to ask.
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail("started an interpreter to check itself"))
+    session_module._check_worker_python(FakeSpark(sys.executable))

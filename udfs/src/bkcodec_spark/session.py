@@ -13,6 +13,7 @@ The jobs (`bkcodec_spark.jobs.*`) start their sessions with them, under any sett
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -121,6 +122,8 @@ def _check_worker_python(spark: SparkSession) -> None:
     if not conf.get("spark.master", "").startswith("local"):
         return
     python = conf.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON") or "python3"
+    if python == sys.executable and importlib.util.find_spec("pyarrow") is not None:
+        return  # this interpreter, which runs bkcodec_spark: no second one to start
     try:
         ok = subprocess.run([python, "-c", "import pyarrow, bkcodec_spark"], capture_output=True, timeout=120).returncode == 0
     except (OSError, subprocess.SubprocessError):
