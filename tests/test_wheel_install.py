@@ -7,6 +7,8 @@ check for every CPython 3.10-3.13 wheel it builds. bkcodec-spark builds a wheel 
 from __future__ import annotations
 
 import importlib.util
+import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -59,3 +61,22 @@ def test_spark_package_builds_a_wheel(tmp_path):
     with zipfile.ZipFile(built) as zf:
         names = zf.namelist()
     assert "bkcodec_spark/__init__.py" in names and "bkcodec_spark/datasource.py" in names
+
+
+def test_spark_jar_native_library_runs_on_glibc_2_17(tmp_path):
+    """The JNI library inside the jar is linked as the wheel is (zig, glibc 2.17), so the
+    jar runs on the executors the wheel runs on."""
+    jar = REPO / "target" / "bkcodec-spark.jar"
+    if not jar.exists():
+        pytest.skip(f"no {jar} (scripts/run setup builds it when a JDK is present)")
+    objdump = shutil.which("objdump")
+    if objdump is None:
+        pytest.skip("objdump (binutils) is not installed")
+    with zipfile.ZipFile(jar) as zf:
+        (name,) = [n for n in zf.namelist() if n.startswith("native/linux-x86_64/") and n.endswith(".so")]
+        library = tmp_path / Path(name).name
+        library.write_bytes(zf.read(name))
+    symbols = subprocess.run([objdump, "-T", str(library)], capture_output=True, text=True, check=True).stdout
+    versions = {tuple(int(p) for p in v.split(".")) for v in re.findall(r"GLIBC_(\d+(?:\.\d+)+)", symbols)}
+    assert versions, symbols[:2000]
+    assert max(versions) <= (2, 17), f"{name} needs glibc {'.'.join(map(str, max(versions)))}"
