@@ -355,8 +355,8 @@ def test_index_last_mark_and_last_id_writers():
         assert "fenced=True" in repr(h) and "explicit_lac=7" in repr(h)
         rows = bkcodec.read_index(path).read_all().to_pylist()
         assert rows == [
-            dict(ledger_id=0x1234, entry_id=0, location=locs[0], log_id=1, offset=1028),
-            dict(ledger_id=0x1234, entry_id=1500, location=locs[1500], log_id=2, offset=5000),
+            dict(ledger_id=0x1234, entry_id=0, location=locs[0], log_id=1, offset=1024),
+            dict(ledger_id=0x1234, entry_id=1500, location=locs[1500], log_id=2, offset=4996),
         ]
         assert bkcodec.read_index(path, ledger_id=9).read_all()["ledger_id"].to_pylist() == [9, 9]
         with pytest.raises(FileExistsError):

@@ -82,10 +82,9 @@ def index_units(layout: Any) -> tuple[list[IndexUnit], list[str]]:
 
 
 def index_file_locations(rows: pa.Table, scope_id: int | None) -> pa.Table:
-    """An index file's rows (`read_index`) as the location databases' rows: its
-    scope, and the offset of each entry's size field (an index holds the entry's own)."""
+    """An index file's rows (`read_index`) as the location databases' rows, with
+    its scope."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     n = rows.num_rows
     return pa.table(
@@ -95,7 +94,7 @@ def index_file_locations(rows: pa.Table, scope_id: int | None) -> pa.Table:
             "entry_id": rows.column("entry_id"),
             "location": rows.column("location"),
             "log_id": rows.column("log_id"),
-            "offset": pc.subtract(rows.column("offset"), 4),
+            "offset": rows.column("offset"),
             "error": pa.nulls(n, pa.string()),
         }
     )

@@ -2,9 +2,10 @@
 //! location (or per slot, absent ones included, when asked).
 //!
 //! Columns: `ledger_id` (from the file name unless given), `entry_id`, `location`
-//! (as stored: `log_id << 32 | offset`), `log_id` and `offset` (its two halves, the
-//! offset being that of the entry bytes in the entry log). Absent slots have null
-//! location, log id and offset.
+//! (as stored: the log id above the offset of the entry bytes), `log_id` and `offset`
+//! (the offset of the entry's size field, 4 bytes before, as `read_entry_log` and the
+//! location databases report it). Absent slots have null location, log id and
+//! offset; a location that cannot point at an entry has null log id and offset.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -97,8 +98,10 @@ impl IndexBatchReader {
                 }
                 entry_ids.push((first + i as u64) as i64);
                 locations.push_option(location.map(Location::to_raw));
-                log_ids.push_option(location.map(|l| i64::from(l.log_id)));
-                offsets.push_option(location.map(|l| i64::from(l.offset)));
+                // As every reader reports an entry: the offset of its size field.
+                let parts = location.and_then(|l| Some((i64::from(l.log_id), l.size_field_offset()? as i64)));
+                log_ids.push_option(parts.map(|(log_id, _)| log_id));
+                offsets.push_option(parts.map(|(_, offset)| offset));
             }
             self.next_entry = first + taken;
         }
