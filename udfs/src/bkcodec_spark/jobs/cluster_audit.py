@@ -80,6 +80,7 @@ def main(argv: list[str] | None = None, *, spark=None) -> int:
     bookies = cluster.bookies_of(dirs, files, filesystem)
     metadata = metadata_znodes(args.metadata) if args.metadata else None
     session = spark or common.spark_session("bkcodec cluster audit", args.master, args.conf)
+    inventory = None
     try:
         frames = []
         options = dict(digest_type=None if args.digest_type == "auto" else args.digest_type, password=args.password)
@@ -90,13 +91,17 @@ def main(argv: list[str] | None = None, *, spark=None) -> int:
         inventory = frames[0]
         for f in frames[1:]:
             inventory = inventory.unionByName(f)
+        # Every bookie is read once: the audit's queries (unreadable bookies, findings,
+        # ledgers, the output) all start from the inventory.
+        inventory = inventory.cache()
         findings, ledgers = cluster.audit_frames(session, inventory, bookies, metadata)
-        ledgers = ledgers.cache()
         findings_rows = [r.asDict(recursive=True) for r in findings.orderBy("scope_id", "ledger_id", "first_entry", "status").collect()]
         ledger_rows = [r.asDict(recursive=True) for r in ledgers.orderBy("scope_id", "ledger_id").collect()]
         if args.output:
             common.write_output(findings, args)
     finally:
+        if inventory is not None:
+            inventory.unpersist()
         if spark is None:
             session.stop()
     failed = any(f["status"] in _failures() for f in findings_rows)
