@@ -17,6 +17,7 @@ from bookie_sample import PASSWORD, make_bookie
 pytest.importorskip("bkcodec_spark")
 if not hasattr(bkcodec, "read_entry_log"):
     pytest.skip("this bkcodec build has no file readers", allow_module_level=True)
+import bkcodec_spark  # noqa: E402
 from bkcodec_spark.jobs import digest_audit, storage_report  # noqa: E402
 
 pytestmark = pytest.mark.spark
@@ -115,6 +116,14 @@ def test_jobs_run_for_real(tmp_path):
         process = job(name, "--master", "local[1]", "--conf", QUICK_JVM, *args)
         out, err = process.communicate(timeout=300)
         results[name] = (process.returncode, out, err)
+
+    try:
+        bkcodec_spark.jar_path()
+        through_jvm = True
+    except FileNotFoundError:
+        through_jvm = False  # built without a JDK: the Python source reads
+    for name in ("digest_audit", "export_parquet"):
+        assert ("reading through the JVM source (bookkeeper-jvm)" in results[name][2]) == through_jvm, results[name][2]
 
     code, out, err = results["storage_report"]
     assert code == 0, err

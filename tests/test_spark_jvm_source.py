@@ -317,3 +317,14 @@ def test_a_spark_connect_server_started_with_the_jar_reads_through_it(jvm, booki
     table = bkcodec.read_entry_log(bookie.logs["rolled"], password=PASSWORD).read_all()
     ledger_1 = table.column("ledger_id").to_pylist().count(1)
     assert out == {"rows": table.num_rows, "ledger_1": ledger_1, "columns": ["file", "log_id"]}
+
+
+def test_jobs_read_through_the_jvm_source_when_it_reads_what_they_ask(jvm, spark, sample):
+    from bkcodec_spark.jobs import common
+
+    local = [str(sample.ledger_dir)]
+    assert common.source_format(spark, local, {"kind": "entrylog", "verify": "true", "payload": "none", "password": ""}) == JVM
+    # A row filter the JVM source does not take yet, and a remote store it does not read.
+    assert common.source_format(spark, local, {"kind": "entrylog", "ledgerId": "1"}) == "bookkeeper"
+    assert common.source_format(spark, ["s3://bucket/bookie"], {"kind": "entrylog"}) == "bookkeeper"
+    assert spark._jvm.io.bkcodec.spark.BookKeeperJvmSource.readsOption("DIGESTTYPE")

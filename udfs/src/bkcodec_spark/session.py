@@ -68,6 +68,19 @@ def session_conf(spark_version: str | None = None) -> dict[str, str]:
     return conf
 
 
+def with_jar(jars: str | None) -> str | None:
+    """`spark.jars` with the JVM source's jar added (when this install has one), so
+    the session can read through `bookkeeper-jvm`; None when there is nothing to set."""
+    from bkcodec_spark.jvm import jar_path
+
+    try:
+        jar = jar_path()
+    except FileNotFoundError:
+        return jars
+    listed = [j for j in (jars or "").split(",") if j.strip()]
+    return ",".join(listed if jar in listed else [*listed, jar])
+
+
 def worker_python(submitted: dict[str, str] | None = None) -> str | None:
     """The interpreter Spark's Python workers should run when nothing says which:
     this one (`sys.executable`), where bkcodec_spark is installed. None when
@@ -79,7 +92,8 @@ def worker_python(submitted: dict[str, str] | None = None) -> str | None:
 
 
 def session(app_name: str = "bkcodec", master: str | None = None, conf: dict[str, str] | None = None) -> SparkSession:
-    """A SparkSession that reads bookie data: `session_conf()`'s settings, Python
+    """A SparkSession that reads bookie data: `session_conf()`'s settings, the JVM
+    source's jar on `spark.jars` (when installed, so `bookkeeper-jvm` reads), Python
     workers running this interpreter (PYSPARK_PYTHON is set to it) unless PYSPARK_PYTHON or `spark.pyspark.python`
     says otherwise (the default, `python3` on PATH, often lacks pyarrow and
     bkcodec), and the `bookkeeper` data source registered. `master` defaults to
@@ -94,6 +108,9 @@ def session(app_name: str = "bkcodec", master: str | None = None, conf: dict[str
     builder = SparkSession.builder.appName(app_name)
     for key, value in session_conf().items():
         builder = builder.config(key, submitted.get(key, value))
+    jars = with_jar(submitted.get("spark.jars"))
+    if jars:
+        builder = builder.config("spark.jars", jars)
     python = worker_python(submitted)
     if python is not None:
         # pyspark takes its workers' interpreter from the environment when the

@@ -9,12 +9,13 @@ import glob
 import os
 import sys
 import warnings
-from typing import Callable
+from typing import Any, Callable
 
 from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 
 from bkcodec_spark import files
 from bkcodec_spark.datasource import DEFAULT_SPLIT_SIZE
+from bkcodec_spark.jvm import JVM_FORMAT
 from bkcodec_spark.session import session_conf
 
 OUTPUT_FORMATS = ("parquet", "csv", "json")
@@ -58,10 +59,14 @@ def spark_session(app_name: str, master: str | None = None, conf: list[str] | No
     """
     from pyspark import SparkConf
 
-    from bkcodec_spark.session import worker_python
+    from bkcodec_spark.session import with_jar, worker_python
 
     builder = SparkSession.builder.appName(app_name)
     submitted = SparkConf()  # what spark-submit (or spark-defaults.conf) set
+    # The JVM source reads what it can (bookkeeper_reader), at Spark's own speed.
+    jars = with_jar(submitted.get("spark.jars", None))
+    if jars:
+        builder = builder.config("spark.jars", jars)
     # Python workers must run this interpreter, the one where bkcodec is installed.
     python = worker_python(dict(submitted.getAll()))
     if python is not None:
@@ -142,15 +147,45 @@ def entry_kinds(args: argparse.Namespace) -> list[str]:
     return kinds
 
 
+def jvm_source(spark: SparkSession) -> Any:
+    """The JVM source's class when this session has its jar loaded, else None (a
+    Spark Connect client, or a session started without the jar)."""
+    try:
+        from py4j.java_gateway import JavaClass
+
+        found = spark._jvm.io.bkcodec.spark.BookKeeperJvmSource
+    except Exception:
+        return None
+    return found if isinstance(found, JavaClass) else None
+
+
+def source_format(spark: SparkSession, paths: list[str], options: dict[str, str]) -> str:
+    """`bookkeeper-jvm` when the session has it and it reads this (local files, only
+    options it takes, as it says itself), else the Python `bookkeeper` source: both
+    give the same rows."""
+    source = jvm_source(spark)
+    if source is None or any(files.is_remote(p) for p in paths):
+        return "bookkeeper"
+    if not all(source.readsOption(name) for name in options):
+        return "bookkeeper"
+    return JVM_FORMAT
+
+
 def bookkeeper_reader(spark: SparkSession, args: argparse.Namespace, kind: str, **options: str) -> DataFrameReader:
-    reader = (
-        spark.read.format("bookkeeper")
-        .option("kind", kind)
-        .option("digestType", args.digest_type)
-        .option("password", args.password)
-        .option("splitSize", args.split_size)
-        .option("ledgerMetadata", args.ledger_metadata or "")
-    )
+    """A reader of `args.paths` with the job's digest and split options, through the
+    JVM source when it can read them (`source_format`)."""
+    options = {
+        "kind": kind,
+        "digestType": args.digest_type,
+        "password": args.password,
+        "splitSize": args.split_size,
+        "ledgerMetadata": args.ledger_metadata or "",
+        **options,
+    }
+    chosen = source_format(spark, list(args.paths), options)
+    if chosen == JVM_FORMAT:
+        print(f"reading through the JVM source ({JVM_FORMAT})", file=sys.stderr)
+    reader = spark.read.format(chosen)
     for key, value in options.items():
         reader = reader.option(key, value)
     return reader

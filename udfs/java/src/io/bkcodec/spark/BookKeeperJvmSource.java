@@ -61,6 +61,17 @@ public final class BookKeeperJvmSource implements TableProvider, DataSourceRegis
     return new BookKeeperTable(read, kind, schema);
   }
 
+  /** Whether this source reads the option {@code name} (case-insensitive, as Spark's
+   * options are), so a caller can pick it or the Python source for a read. */
+  public static boolean readsOption(String name) {
+    for (String known : ReadOptions.KNOWN) {
+      if (known.equalsIgnoreCase(name)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** The core planner's lines for {@code files} (see {@code Native.plan}): the read's kind,
    * a note, then {@code partition<TAB>kind<TAB>start<TAB>end<TAB>size<TAB>path} per split. For
    * tools and tests that compare it with the Python source's planning. */
