@@ -10,7 +10,8 @@ use std::io::Cursor;
 use bkcodec_core::digest::{DigestType, Digester};
 use bkcodec_core::entry::{encode_entry, EntryHeader};
 use bkcodec_core::files::entry_log::EntryLogItem;
-use bkcodec_core::files::{MemorySource, EntryLog, EntryLogWriter, Gap, GapKind, FramingDigests};
+use bkcodec_core::files::{MemorySource, EntryLog, EntryLogWriter, Gap, GapKind};
+use bkcodec_core::{DigestPolicy, LedgerDigestSettings};
 use common::*;
 
 /// A record of the clean log: size-field offset and the whole record's bytes.
@@ -27,11 +28,8 @@ impl Rec {
     }
 }
 
-fn digests() -> FramingDigests {
-    FramingDigests::new()
-        .with_digest(DigestType::Crc32c, b"")
-        .with_digest(DigestType::Crc32, b"")
-        .with_digest(DigestType::Hmac, b"secret")
+fn digests() -> LedgerDigestSettings {
+    LedgerDigestSettings::new(DigestPolicy::Auto, b"secret")
 }
 
 /// A rolled legacy log of `count` entries of four ledgers and digest types.
@@ -57,7 +55,7 @@ fn sample_log(seed: u64, count: usize, rolled: bool) -> Vec<u8> {
 
 fn clean_records(bytes: &[u8]) -> Vec<Rec> {
     let log = EntryLog::new(bytes);
-    log.scan(&FramingDigests::new())
+    log.scan(&LedgerDigestSettings::default())
         .map(|it| match it {
             EntryLogItem::Entry(e) => Rec {
                 offset: e.offset,
@@ -81,7 +79,7 @@ struct Found {
     gaps: Vec<Gap>,
 }
 
-fn scan(bytes: &[u8], opts: &FramingDigests) -> Found {
+fn scan(bytes: &[u8], opts: &LedgerDigestSettings) -> Found {
     let log = EntryLog::new(bytes);
     let items = log_items(&log, opts, 0, u64::MAX);
     let from = if items.first().is_some_and(|i| i.0 == 0) { 0 } else { log.layout().data_start().min(bytes.len() as u64) };
@@ -119,7 +117,7 @@ impl Found {
     }
 }
 
-fn tile_check(bytes: &[u8], opts: &FramingDigests, around: &[u64], label: &str) {
+fn tile_check(bytes: &[u8], opts: &LedgerDigestSettings, around: &[u64], label: &str) {
     let log = EntryLog::new(bytes);
     let whole = log_items(&log, opts, 0, u64::MAX);
     let len = bytes.len() as u64;
@@ -147,7 +145,7 @@ fn torn_at_every_interesting_point() {
     }
     for &cut in &cuts {
         let torn = &bytes[..cut as usize];
-        let found = scan(torn, &FramingDigests::new());
+        let found = scan(torn, &LedgerDigestSettings::default());
         let complete: Vec<&Rec> = recs.iter().filter(|r| r.end() <= cut).collect();
         assert_eq!(found.entries.len(), complete.len(), "cut {cut}");
         for r in &complete {
@@ -176,7 +174,7 @@ fn torn_at_every_interesting_point() {
         assert_eq!(scan(torn, &digests()).entries, found.entries, "cut {cut}");
     }
     for &cut in cuts.iter().step_by(7) {
-        tile_check(&bytes[..cut as usize], &FramingDigests::new(), &[cut], &format!("torn at {cut}"));
+        tile_check(&bytes[..cut as usize], &LedgerDigestSettings::default(), &[cut], &format!("torn at {cut}"));
     }
 }
 
@@ -203,7 +201,7 @@ fn bad_size_fields_lose_only_their_record() {
             let damaged = with_size(&bytes, r.offset, size);
             let label = format!("record at {} size {n} -> {size}", r.offset);
             for with_digests in [false, true] {
-                let opts = if with_digests { digests() } else { FramingDigests::new() };
+                let opts = if with_digests { digests() } else { LedgerDigestSettings::default() };
                 let found = scan(&damaged, &opts);
                 for other in recs.iter().filter(|o| o.offset != r.offset) {
                     assert!(found.has(other.offset, &other.bytes), "{label}: lost record at {}", other.offset);
@@ -222,7 +220,7 @@ fn bad_size_fields_lose_only_their_record() {
                 }
             }
             if r.offset % 3 == 0 {
-                tile_check(&damaged, &FramingDigests::new(), &[r.offset], &label);
+                tile_check(&damaged, &LedgerDigestSettings::default(), &[r.offset], &label);
                 tile_check(&damaged, &digests(), &[r.offset], &label);
             }
         }
@@ -239,7 +237,7 @@ fn damaged_headers_lose_only_their_record() {
                 let mut damaged = bytes.clone();
                 damaged[r.offset as usize + byte] ^= 1 << bit;
                 let label = format!("record at {} byte {byte} bit {bit}", r.offset);
-                let found = scan(&damaged, &FramingDigests::new());
+                let found = scan(&damaged, &LedgerDigestSettings::default());
                 for other in recs.iter().filter(|o| o.offset != r.offset) {
                     assert!(found.has(other.offset, &other.bytes), "{label}: lost record at {}", other.offset);
                 }
@@ -254,7 +252,7 @@ fn damaged_headers_lose_only_their_record() {
     for at in [0usize, 3, 7] {
         let mut damaged = bytes.clone();
         damaged[at] ^= 0x40;
-        let found = scan(&damaged, &FramingDigests::new());
+        let found = scan(&damaged, &LedgerDigestSettings::default());
         assert_eq!(found.gaps.len(), 1);
         assert_eq!((found.gaps[0].offset, found.gaps[0].len, found.gaps[0].kind), (0, 1024, GapKind::BadHeader));
         assert_eq!(found.entries.len(), recs.len());
@@ -292,7 +290,7 @@ fn inserted_zeros_padding_and_garbage_become_one_gap() {
             for at in [r.offset, r.end()] {
                 let damaged = insert(&bytes, at, &what);
                 let label = format!("{k} bytes of {fill} at {at}");
-                for opts in [FramingDigests::new(), digests()] {
+                for opts in [LedgerDigestSettings::default(), digests()] {
                     let found = scan(&damaged, &opts);
                     for o in &recs {
                         let shifted = if o.offset >= at { o.offset + k as u64 } else { o.offset };
@@ -317,7 +315,7 @@ fn inserted_zeros_padding_and_garbage_become_one_gap() {
                     }
                 }
                 if k < 1000 && r.offset % 2 == 0 {
-                    tile_check(&damaged, &FramingDigests::new(), &[at], &label);
+                    tile_check(&damaged, &LedgerDigestSettings::default(), &[at], &label);
                 }
             }
         }
@@ -396,7 +394,7 @@ fn random_damage_keeps_every_framable_record() {
         }
         let len = bytes.len() as u64;
         let hit = |r: &Rec| touched.iter().any(|&(a, b)| a < r.end() && r.offset < b) || r.end() > len;
-        for opts in [FramingDigests::new(), digests()] {
+        for opts in [LedgerDigestSettings::default(), digests()] {
             let found = scan(&bytes, &opts);
             for (i, r) in recs.iter().enumerate() {
                 let chain_intact = recs[i..].iter().take(3).all(|x| !hit(x)) && !hit(r);
@@ -407,7 +405,7 @@ fn random_damage_keeps_every_framable_record() {
         }
         if round % 30 == 0 {
             let around: Vec<u64> = touched.iter().map(|t| t.0).collect();
-            tile_check(&bytes, &FramingDigests::new(), &around, &format!("round {round}"));
+            tile_check(&bytes, &LedgerDigestSettings::default(), &around, &format!("round {round}"));
             tile_check(&bytes, &digests(), &around, &format!("round {round}"));
         }
     }
@@ -440,18 +438,13 @@ fn golden_log_with_garbage_size_in_the_middle() {
     // A size that fits and covers the next 20 records.
     let cover = recs[121].offset - victim.offset - 4 + 7;
     let damaged = with_size(bytes, victim.offset, cover as u32);
-    let opts = FramingDigests::new().with_digest(DigestType::Crc32c, b"").with_digest(DigestType::Crc32, b"");
-    let found = scan(&damaged, &opts);
+    let found = scan(&damaged, &LedgerDigestSettings::default());
     for r in &recs {
         assert!(found.has_entry_bytes(r.offset, &r.bytes), "lost record at {}", r.offset);
     }
+    // Its digest proves the victim up to the next record: nothing is damage.
     assert!(found.entries.iter().any(|(o, _, re)| *o == victim.offset && *re));
-    let without = scan(&damaged, &FramingDigests::new());
-    for r in recs.iter().filter(|r| r.offset != victim.offset) {
-        assert!(without.has(r.offset, &r.bytes), "lost record at {}", r.offset);
-    }
-    assert_eq!(without.damage().len(), 1);
-    assert_eq!((without.damage()[0].offset, without.damage()[0].end()), (victim.offset, victim.end()));
+    assert!(found.damage().is_empty(), "{:?}", found.damage());
 }
 
 /// Direct logs: padding inside the data is not damage; damage in a block is found.
@@ -471,20 +464,20 @@ fn direct_log_damage() {
     for r in recs.iter().step_by(5) {
         for size in [0u32, 0xF0F0_F0F0, 0x7FFF_FFFF, 12] {
             let damaged = with_size(&bytes, r.offset, size);
-            for opts in [FramingDigests::new(), digests()] {
+            for opts in [LedgerDigestSettings::default(), digests()] {
                 let found = scan(&damaged, &opts);
                 for o in recs.iter().filter(|o| o.offset != r.offset) {
                     assert!(found.has(o.offset, &o.bytes), "size {size} at {}: lost {}", r.offset, o.offset);
                 }
             }
-            tile_check(&damaged, &FramingDigests::new(), &[r.offset], &format!("direct size {size} at {}", r.offset));
+            tile_check(&damaged, &LedgerDigestSettings::default(), &[r.offset], &format!("direct size {size} at {}", r.offset));
         }
     }
 }
 
 fn clean_records_direct(bytes: &[u8]) -> Vec<Rec> {
     EntryLog::new(bytes)
-        .scan(&FramingDigests::new())
+        .scan(&LedgerDigestSettings::default())
         .filter_map(|it| match it {
             EntryLogItem::Entry(e) => Some(Rec {
                 offset: e.offset,
@@ -515,7 +508,7 @@ fn records_that_never_confirm_are_all_read() {
         w.add_entry(&e).unwrap();
     }
     let bytes = w.finish_open().unwrap().into_inner();
-    for opts in [FramingDigests::new(), digests()] {
+    for opts in [LedgerDigestSettings::default(), digests()] {
         let found = scan(&bytes, &opts);
         assert_eq!((found.entries.len(), found.gaps.len()), (3050, 0), "{:?}", found.gaps);
     }
@@ -525,7 +518,7 @@ fn records_that_never_confirm_are_all_read() {
 /// ledgers map or the end of the file: the entries before are kept, the record is
 /// one damage span ending where the map starts, the map is still the map, and no
 /// entry is framed out of the damaged bytes.
-fn check_damaged_last_entry(bytes: &[u8], opts: &FramingDigests, label: &str) {
+fn check_damaged_last_entry(bytes: &[u8], opts: &LedgerDigestSettings, label: &str) {
     let recs = clean_records(bytes);
     let map_at = recs.iter().position(|r| r.bytes[4] == 0xFF).unwrap_or(recs.len());
     let victim = &recs[map_at - 1];
@@ -555,7 +548,7 @@ fn damaged_last_size_before_the_ledgers_map() {
         for rolled in [true, false] {
             let bytes = sample_log(seed, count, rolled);
             let label = format!("seed {seed} rolled {rolled}");
-            check_damaged_last_entry(&bytes, &FramingDigests::new(), &label);
+            check_damaged_last_entry(&bytes, &LedgerDigestSettings::default(), &label);
             check_damaged_last_entry(&bytes, &digests(), &label);
         }
     }
@@ -566,8 +559,8 @@ fn damaged_last_size_before_the_ledgers_map() {
 fn golden_log_with_damaged_last_size() {
     let dir = golden("entrylogs");
     let src = MemorySource::read(dir.join("multi_ledger/current/0.log")).unwrap();
-    check_damaged_last_entry(src.bytes(), &FramingDigests::new(), "golden");
-    check_damaged_last_entry(src.bytes(), &FramingDigests::new().with_digest(DigestType::Crc32c, b""), "golden");
+    check_damaged_last_entry(src.bytes(), &LedgerDigestSettings::default(), "golden");
+    check_damaged_last_entry(src.bytes(), &LedgerDigestSettings::new(DigestPolicy::Fixed(DigestType::Crc32c), b""), "golden");
 }
 
 /// A size field whose first bytes are 0xF0 (a negative size) is damage from its
@@ -580,12 +573,14 @@ fn size_field_starting_with_fill_bytes() {
         for size in [0xF0FF_FFFFu32, 0xF0F0_0001, 0xF0F0_F012] {
             let damaged = with_size(&bytes, r.offset, size);
             let label = format!("record at {} size -> {size:#x}", r.offset);
-            let found = scan(&damaged, &FramingDigests::new());
+            let found = scan(&damaged, &LedgerDigestSettings::default());
             for o in recs.iter().filter(|o| o.offset != r.offset) {
                 assert!(found.has(o.offset, &o.bytes), "{label}: lost record at {}", o.offset);
             }
             assert!(found.gaps.iter().all(|g| g.kind.is_damage()), "{label}: {:?}", found.gaps);
-            assert_eq!(found.gaps.first().map(|g| g.offset), Some(r.offset), "{label}: {:?}", found.gaps);
+            // Reframed by its digest, or damage from its first byte.
+            let reframed = found.entries.iter().any(|(o, _, re)| *o == r.offset && *re);
+            assert!(reframed || found.gaps.first().map(|g| g.offset) == Some(r.offset), "{label}: {:?}", found.gaps);
         }
     }
 }
@@ -602,7 +597,7 @@ fn legacy_record_overwritten_with_fill_bytes() {
             let mut damaged = bytes.clone();
             damaged[victim.offset as usize..victim.end() as usize].fill(0xF0);
             let label = format!("seed {seed}: record at {} overwritten with 0xF0", victim.offset);
-            for opts in [FramingDigests::new(), digests()] {
+            for opts in [LedgerDigestSettings::default(), digests()] {
                 let found = scan(&damaged, &opts);
                 for r in recs.iter().filter(|r| r.offset != victim.offset) {
                     assert!(found.has(r.offset, &r.bytes), "{label}: lost record at {}", r.offset);
@@ -611,7 +606,7 @@ fn legacy_record_overwritten_with_fill_bytes() {
                 assert_eq!(gaps, vec![(victim.offset, victim.end(), GapKind::BadSize)], "{label}");
                 assert_eq!(found.entries.len(), recs.len() - 1, "{label}");
             }
-            tile_check(&damaged, &FramingDigests::new(), &[victim.offset, victim.end()], &label);
+            tile_check(&damaged, &LedgerDigestSettings::default(), &[victim.offset, victim.end()], &label);
         }
     }
 }
@@ -639,7 +634,7 @@ fn direct_record_overwritten_with_fill_bytes() {
     }
     let bytes = w.finish_rolled().unwrap().into_inner();
     let gaps: Vec<Gap> = EntryLog::new(&bytes)
-        .scan(&FramingDigests::new())
+        .scan(&LedgerDigestSettings::default())
         .filter_map(|it| match it {
             EntryLogItem::Gap(g) => Some(g),
             _ => None,
@@ -650,7 +645,7 @@ fn direct_record_overwritten_with_fill_bytes() {
         gaps.iter().filter(|g| g.kind == GapKind::Padding).map(|g| (g.offset, g.end())).collect();
     assert!(padding.len() >= 10, "flushes pad: {padding:?}");
     let recs = clean_records_direct(&bytes);
-    let records = scan(&bytes, &FramingDigests::new()).entries.len();
+    let records = scan(&bytes, &LedgerDigestSettings::default()).entries.len();
     let mut seen = [0usize; 2];
     for (k, victim) in recs.iter().enumerate() {
         let mut damaged = bytes.clone();
@@ -663,7 +658,7 @@ fn direct_record_overwritten_with_fill_bytes() {
             padding.iter().filter(|p| p.1 != victim.offset && p.0 != victim.end()).copied().collect();
         let as_padding = run_start % 4096 != 0 && run_end == (run_start / 4096 + 1) * 4096;
         seen[usize::from(as_padding)] += 1;
-        for opts in [FramingDigests::new(), digests()] {
+        for opts in [LedgerDigestSettings::default(), digests()] {
             let found = scan(&damaged, &opts);
             for r in recs.iter().filter(|r| r.offset != victim.offset) {
                 assert!(found.has(r.offset, &r.bytes), "{label}: lost record at {}", r.offset);
@@ -684,7 +679,7 @@ fn direct_record_overwritten_with_fill_bytes() {
             }
         }
         if !as_padding && k % 3 == 0 {
-            tile_check(&damaged, &FramingDigests::new(), &[run_start, run_end], &label);
+            tile_check(&damaged, &LedgerDigestSettings::default(), &[run_start, run_end], &label);
         }
     }
     assert!(seen[0] > 20 && seen[1] > 3, "damage {}, read as padding {}", seen[0], seen[1]);

@@ -9,7 +9,8 @@ use bkcodec_core::digest::{DigestType, Digester};
 use bkcodec_core::entry::{encode_entry, encode_lac, EntryHeader};
 use bkcodec_core::error::ErrorKind;
 use bkcodec_core::files::journal::{JournalHeader, JournalRecordKind};
-use bkcodec_core::files::{GapKind, Journal, JournalItem, JournalWriter, FramingDigests};
+use bkcodec_core::files::{GapKind, Journal, JournalItem, JournalWriter};
+use bkcodec_core::{DigestPolicy, LedgerDigestSettings};
 use common::*;
 
 #[derive(Debug, Clone)]
@@ -26,8 +27,8 @@ impl Rec {
     }
 }
 
-fn digests() -> FramingDigests {
-    FramingDigests::new().with_digest(DigestType::Crc32c, b"").with_digest(DigestType::Hmac, b"secret")
+fn digests() -> LedgerDigestSettings {
+    LedgerDigestSettings::new(DigestPolicy::Auto, b"secret")
 }
 
 /// A journal with entries of three digest types, meta records and flushes.
@@ -69,7 +70,7 @@ fn sample_journal(seed: u64, version: i32, alignment: u64, prealloc: u64) -> Vec
 
 fn records_of(bytes: &[u8]) -> Vec<Rec> {
     let j = Journal::new(bytes).unwrap();
-    j.scan(&FramingDigests::new())
+    j.scan(&LedgerDigestSettings::default())
         .filter_map(|it| match it {
             JournalItem::Record(r) => Some(Rec {
                 offset: r.offset,
@@ -97,7 +98,7 @@ impl Found {
     }
 }
 
-fn scan(bytes: &[u8], opts: &FramingDigests) -> Found {
+fn scan(bytes: &[u8], opts: &LedgerDigestSettings) -> Found {
     let j = Journal::new(bytes).unwrap();
     let items = journal_items(&j, opts, 0, u64::MAX);
     let from = if items.first().is_some_and(|i| i.0 == 0) { 0 } else { j.header().data_start().min(bytes.len() as u64) };
@@ -117,7 +118,7 @@ fn scan(bytes: &[u8], opts: &FramingDigests) -> Found {
     f
 }
 
-fn tile_check(bytes: &[u8], opts: &FramingDigests, around: &[u64], label: &str) {
+fn tile_check(bytes: &[u8], opts: &LedgerDigestSettings, around: &[u64], label: &str) {
     let j = Journal::new(bytes).unwrap();
     let whole = journal_items(&j, opts, 0, u64::MAX);
     let len = bytes.len() as u64;
@@ -170,7 +171,7 @@ fn headers() {
     }
     // A V5 header cut short: the rest of the file is the torn header.
     let bytes = sample_journal(2, 5, 512, 0);
-    let f = scan(&bytes[..100], &FramingDigests::new());
+    let f = scan(&bytes[..100], &LedgerDigestSettings::default());
     assert!(f.records.is_empty());
     assert_eq!((f.gaps[0].offset, f.gaps[0].len, f.gaps[0].kind), (0, 100, GapKind::TornHeader));
 }
@@ -190,7 +191,7 @@ fn torn_journals_keep_every_complete_record() {
     }
     for &cut in &cuts {
         let torn = &bytes[..cut as usize];
-        let f = scan(torn, &FramingDigests::new());
+        let f = scan(torn, &LedgerDigestSettings::default());
         let complete: Vec<&Rec> = recs.iter().filter(|r| r.end() <= cut).collect();
         assert_eq!(f.records.len(), complete.len(), "cut {cut}");
         assert!(complete.iter().all(|r| f.has(r)), "cut {cut}");
@@ -200,7 +201,7 @@ fn torn_journals_keep_every_complete_record() {
         assert!(f.gaps.iter().all(|g| matches!(g.kind, GapKind::TornRecord | GapKind::TrailingZeros)), "cut {cut}: {:?}", f.gaps);
     }
     for &cut in cuts.iter().step_by(11) {
-        tile_check(&bytes[..cut as usize], &FramingDigests::new(), &[cut], &format!("cut {cut}"));
+        tile_check(&bytes[..cut as usize], &LedgerDigestSettings::default(), &[cut], &format!("cut {cut}"));
     }
 }
 
@@ -244,7 +245,7 @@ fn garbage_lengths_do_not_end_the_read() {
             let damaged = with_len(&bytes, r.offset, v);
             let label = format!("{} at {} len {n} -> {v}", r.kind, r.offset);
             for with_digests in [false, true] {
-                let opts = if with_digests { digests() } else { FramingDigests::new() };
+                let opts = if with_digests { digests() } else { LedgerDigestSettings::default() };
                 let f = scan(&damaged, &opts);
                 for o in recs.iter().filter(|o| o.offset != r.offset) {
                     assert!(f.has(o), "{label}: lost {} at {}", o.kind, o.offset);
@@ -259,7 +260,7 @@ fn garbage_lengths_do_not_end_the_read() {
                 }
             }
             if k % 4 == 0 {
-                tile_check(&damaged, &FramingDigests::new(), &[r.offset], &label);
+                tile_check(&damaged, &LedgerDigestSettings::default(), &[r.offset], &label);
             }
         }
     }
@@ -272,7 +273,7 @@ fn damaged_padding_records() {
     for (k, r) in recs.iter().enumerate().filter(|(_, r)| r.kind == "padding" && r.bytes.len() > 8) {
         for (at, v) in [(r.offset + 4, u32::MAX), (r.offset + 4, 1 << 30), (r.offset + 4, 3), (r.offset, 0xFFFF_FF01)] {
             let damaged = with_len(&bytes, at, v);
-            let f = scan(&damaged, &FramingDigests::new());
+            let f = scan(&damaged, &LedgerDigestSettings::default());
             for o in recs.iter().filter(|o| o.offset != r.offset) {
                 assert!(f.has(o), "padding at {} ({at} -> {v:#x}): lost {} at {}", r.offset, o.kind, o.offset);
             }
@@ -293,7 +294,7 @@ fn zeros_and_unknown_meta_records_in_the_middle() {
     let victim = &recs[recs.len() / 2];
     let mut zeroed = bytes.clone();
     zeroed[victim.offset as usize..victim.end() as usize].fill(0);
-    let f = scan(&zeroed, &FramingDigests::new());
+    let f = scan(&zeroed, &LedgerDigestSettings::default());
     for o in recs.iter().filter(|o| o.offset != victim.offset) {
         assert!(f.has(o), "lost {} at {}", o.kind, o.offset);
     }
@@ -307,7 +308,7 @@ fn zeros_and_unknown_meta_records_in_the_middle() {
         let mut unknown = bytes.clone();
         let at = entry.offset as usize + 4 + 8;
         unknown[at..at + 8].copy_from_slice(&forged.to_be_bytes());
-        let f = scan(&unknown, &FramingDigests::new());
+        let f = scan(&unknown, &LedgerDigestSettings::default());
         for o in recs.iter().filter(|o| o.offset != entry.offset) {
             assert!(f.has(o), "lost {} at {}", o.kind, o.offset);
         }
@@ -366,7 +367,7 @@ fn random_damage_keeps_every_framable_record() {
         }
         let len = bytes.len() as u64;
         let hit = |r: &Rec| touched.iter().any(|&(a, b)| a < r.end() && r.offset < b) || r.end() > len;
-        for opts in [FramingDigests::new(), digests()] {
+        for opts in [LedgerDigestSettings::default(), digests()] {
             let f = scan(&bytes, &opts);
             for (i, r) in recs.iter().enumerate() {
                 if i + 3 <= recs.len() && recs[i..i + 3].iter().all(|x| !hit(x)) {

@@ -9,16 +9,15 @@ use std::path::Path;
 use bkcodec_core::digest::{DigestType, Digester};
 use bkcodec_core::entry::decode_lac;
 use bkcodec_core::files::journal::{self, JournalRecord, JournalRecordKind};
-use bkcodec_core::files::{MemorySource, GapKind, Journal, JournalItem, JournalWriter, LastMark, FramingDigests};
+use bkcodec_core::files::{MemorySource, GapKind, Journal, JournalItem, JournalWriter, LastMark};
+use bkcodec_core::{DigestPolicy, LedgerDigestSettings};
 use common::*;
 use serde_json::Value;
 
 const SCENARIOS: [&str; 2] = ["v5", "v6"];
 
-fn options() -> FramingDigests {
-    FramingDigests::new()
-        .with_digest(DigestType::Crc32c, b"")
-        .with_digest(DigestType::Hmac, b"secret")
+fn options() -> LedgerDigestSettings {
+    LedgerDigestSettings::new(DigestPolicy::Auto, b"secret")
 }
 
 fn load(dir: &Path, scenario: &str) -> (Vec<Value>, MemorySource) {
@@ -227,7 +226,7 @@ fn golden_journals_tile_exactly() {
     for scenario in SCENARIOS {
         let (_, src) = load(&dir, scenario);
         let j = Journal::new(src.bytes()).unwrap();
-        for opts in [FramingDigests::new(), options()] {
+        for opts in [LedgerDigestSettings::default(), options()] {
             let whole = journal_items(&j, &opts, 0, u64::MAX);
             assert_contiguous(&whole, j.header().data_start(), src.len());
             // Every offset of the data, and a coarser grid over the preallocated zeros.

@@ -10,8 +10,9 @@ use bkcodec_core::entry::{encode_lac, encode_entry, EntryHeader};
 use bkcodec_core::files::entry_log::{EntryLogItem, LedgerSize, LedgersMapSource};
 use bkcodec_core::files::journal::JournalRecordKind;
 use bkcodec_core::files::{
-    MemorySource, EntryLog, EntryLogLayout, EntryLogWriter, GapKind, Journal, JournalItem, JournalWriter, FramingDigests,
+    MemorySource, EntryLog, EntryLogLayout, EntryLogWriter, GapKind, Journal, JournalItem, JournalWriter,
 };
+use bkcodec_core::{DigestPolicy, LedgerDigestSettings};
 use common::*;
 
 /// Entries of a few ledgers (V1 and V2, all digest types), with varied payload sizes.
@@ -39,11 +40,8 @@ fn sample_entries(rng: &mut Rng, count: usize) -> Vec<Vec<u8>> {
         .collect()
 }
 
-fn options() -> FramingDigests {
-    FramingDigests::new()
-        .with_digest(DigestType::Crc32c, b"")
-        .with_digest(DigestType::Crc32, b"")
-        .with_digest(DigestType::Hmac, b"secret")
+fn options() -> LedgerDigestSettings {
+    LedgerDigestSettings::new(DigestPolicy::Auto, b"secret")
 }
 
 fn scanned_entries(log: &EntryLog<'_>) -> Vec<(u64, Vec<u8>)> {
@@ -182,7 +180,7 @@ fn writer_reproduces_golden_direct_logs() {
         let golden_header = log.header().unwrap();
         let rolled = golden_header.ledgers_map_offset != 0;
         let mut w = EntryLogWriter::direct(Cursor::new(Vec::new()), 1 << 30, src.bytes().len() as u64).unwrap();
-        let items: Vec<EntryLogItem<'_>> = log.scan(&FramingDigests::new()).collect();
+        let items: Vec<EntryLogItem<'_>> = log.scan(&LedgerDigestSettings::default()).collect();
         for (i, it) in items.iter().enumerate() {
             if let EntryLogItem::Entry(e) = it {
                 w.add_entry(e.bytes).unwrap();
@@ -285,7 +283,7 @@ fn journal_padding_runs_on_when_the_gap_is_short() {
         let bytes = w.finish().unwrap().into_inner();
         let j = Journal::new(&bytes).unwrap();
         let pads: Vec<u32> = j
-            .scan(&FramingDigests::new())
+            .scan(&LedgerDigestSettings::default())
             .filter_map(|it| match it {
                 JournalItem::Record(r) => match r.kind {
                     JournalRecordKind::Padding { pad_len } => Some(pad_len),

@@ -37,7 +37,7 @@ use crate::files::entry_log::{self, EntryLogFacts, EntryLogFraming};
 use crate::files::journal::{self, JournalFacts, JournalFraming};
 use crate::files::scan::{gap_message, Fill, OtherRecord, RecordFormat, RecordScan, SingleRow, ScanSink, RecordScanSettings, ScannedEntry};
 use crate::files::source::{FileSource, ReadAt};
-use crate::files::window::View;
+use crate::files::window::{View, Window};
 use crate::files::GapKind;
 use crate::ledger_digest_settings::LedgerDigestSettings;
 
@@ -252,11 +252,11 @@ impl<K: FileKind> ScanSink for FileBatchBuilder<K> {
 
     fn row(&mut self, view: &View<'_>, row: SingleRow<'_>) {
         let data = match row {
-            SingleRow::FlaggedEntry { entry, message, kind } => {
+            SingleRow::FlaggedEntry { entry, message, kind, .. } => {
                 let bytes = view.get(entry.at, entry.len).expect("a flagged entry is in the window");
                 SingleRowValues::entry(&entry, bytes, Some((message, kind)))
             }
-            SingleRow::UnframedEntry { offset, bytes, message, kind } => {
+            SingleRow::UnframedEntry { offset, bytes, message, kind, .. } => {
                 let declared = bytes.first().and_then(|&b| match HeaderLayout::of(b) {
                     HeaderLayout::V2(dt) => Some(dt),
                     HeaderLayout::V1 => self.fixed,
@@ -287,7 +287,7 @@ impl<K: FileKind> ScanSink for FileBatchBuilder<K> {
                         (Some(ledger_id), Some(journal::METAENTRY_ID_LEDGER_EXPLICITLAC), None, Some(lac_blob))
                     }
                     OtherRecord::UnknownMeta { ledger_id, entry_id } => (Some(ledger_id), Some(entry_id), None, None),
-                    OtherRecord::Padding { .. } => (None, None, None, None),
+                    OtherRecord::Padding { .. } | OtherRecord::LedgersMap => (None, None, None, None),
                 };
                 SingleRowValues {
                     offset,
@@ -311,6 +311,7 @@ impl<K: FileKind> ScanSink for FileBatchBuilder<K> {
                 error_kind: Some(gap.kind.as_str()),
                 ..SingleRowValues::default()
             },
+            SingleRow::Unlisted(_) => return,
         };
         self.push(&data);
     }
@@ -318,7 +319,7 @@ impl<K: FileKind> ScanSink for FileBatchBuilder<K> {
 
 /// Streams the rows of one record file (or one byte range of it), a batch at a time.
 pub(crate) struct RecordFileReader<K: FileKind> {
-    scan: RecordScan<K::Format>,
+    scan: RecordScan<'static, K::Format>,
     rows: FileBatchBuilder<K>,
     schema: SchemaRef,
     options: FileReaderOptions,
@@ -328,7 +329,7 @@ pub(crate) struct RecordFileReader<K: FileKind> {
 }
 
 impl<K: FileKind> RecordFileReader<K> {
-    fn new(scan: RecordScan<K::Format>, kind: K, options: FileReaderOptions) -> Self {
+    fn new(scan: RecordScan<'static, K::Format>, kind: K, options: FileReaderOptions) -> Self {
         let rows = FileBatchBuilder::new(kind, &options, options.batch_rows.min(8192));
         RecordFileReader { schema: rows.schema(), scan, rows, options, pending: None, done: false }
     }
@@ -413,7 +414,7 @@ impl EntryLogBatchReader {
                 })
             })
             .transpose()?;
-        let (scan, facts) = entry_log::open_scan(source, &options.scan_settings())?;
+        let (scan, facts) = entry_log::open_scan(Window::new(source)?, &options.scan_settings())?;
         let inner = RecordFileReader::new(scan, EntryLogKind { log_id }, options);
         Ok(EntryLogBatchReader { inner, facts })
     }
@@ -480,7 +481,7 @@ impl JournalBatchReader {
         options: FileReaderOptions,
     ) -> Result<Self> {
         options.validate()?;
-        let (scan, facts) = journal::open_scan(source, &options.scan_settings(), last_mark)?;
+        let (scan, facts) = journal::open_scan(Window::new(source)?, &options.scan_settings(), last_mark)?;
         let inner = RecordFileReader::new(scan, JournalKind { journal_id, include_padding }, options);
         Ok(JournalBatchReader { inner, facts })
     }

@@ -3,8 +3,9 @@
 //!
 //! Readers read through a [`ReadAt`](source::ReadAt) source (a file read with
 //! `pread`, bytes in memory), a window at a time (`window.rs`); the in-memory scans
-//! (`EntryLog::scan`, `Journal::scan`) take a byte slice. Offsets are absolute file
-//! offsets (`u64` in the API), so files over 4 GiB work.
+//! (`EntryLog::scan`, `Journal::scan`) take a byte slice and run the readers' scan
+//! on it in place, so both frame a file alike. Offsets are absolute file offsets
+//! (`u64` in the API), so files over 4 GiB work.
 //!
 //! Scans never stop at damage. A torn tail, a bad size field, zeros or garbage
 //! become a [`Gap`] naming its byte span and what is wrong, and the scan resumes at

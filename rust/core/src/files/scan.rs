@@ -9,7 +9,8 @@
 //!   interleaved streams, the walk moved past them without its look-ahead), and
 //!   everything else one step at a time;
 //! - every entry, record and damaged span becomes a *row* of a [`ScanSink`] (the
-//!   Arrow readers in `arrow/file_reader.rs`), which never calls back into the scan.
+//!   Arrow readers in `arrow/file_reader.rs`; the in-memory scans, through
+//!   [`LentScan`]; ledgers-map counts), which never calls back into the scan.
 //!
 //! A file that shrinks while it is read is read up to where its data now ends and
 //! a row says it shrank; an I/O error ends the scan with a row naming the offset.
@@ -96,6 +97,8 @@ pub enum OtherRecord<'a> {
     /// A journal meta record of a type not known here.
     UnknownMeta { ledger_id: i64, entry_id: i64 },
     Padding { pad_len: u32 },
+    /// A record of an entry log's ledgers map (its index: no row in a reader).
+    LedgersMap,
 }
 
 impl OtherRecord<'_> {
@@ -106,6 +109,7 @@ impl OtherRecord<'_> {
             OtherRecord::ExplicitLac { .. } => "explicit_lac",
             OtherRecord::UnknownMeta { .. } => "unknown_meta",
             OtherRecord::Padding { .. } => "padding",
+            OtherRecord::LedgersMap => "ledgers_map",
         }
     }
 }
@@ -116,13 +120,17 @@ impl OtherRecord<'_> {
 pub enum SingleRow<'a> {
     /// An entry whose fields are known but which is damaged (or found behind a
     /// damaged size field): the error says how.
-    /// `message` is the `error` column's text, `kind` its `error_kind`.
-    FlaggedEntry { entry: ScannedEntry, message: String, kind: &'static str },
+    /// `message` is the `error` column's text, `kind` its `error_kind`; `reframed`:
+    /// framed by where the next record starts, its size field being damaged.
+    FlaggedEntry { entry: ScannedEntry, message: String, kind: &'static str, reframed: bool },
     /// An entry record that does not frame as an entry under the settings.
-    UnframedEntry { offset: u64, bytes: &'a [u8], message: String, kind: &'static str },
+    UnframedEntry { offset: u64, bytes: &'a [u8], message: String, kind: &'static str, reframed: bool },
     Record { offset: u64, span: u64, record: OtherRecord<'a> },
-    /// A span holding no record: damage (padding and preallocated zeros give no row).
+    /// A span holding no record: damage.
     Damage { gap: Gap, detail: Option<String>, torn_ids: Option<(i64, i64)> },
+    /// Padding or preallocated zeros: what healthy files hold, which readers give no
+    /// row (the in-memory scans list them).
+    Unlisted(Gap),
 }
 
 /// What a scan fills: runs of clean entries and single rows, in file order.
@@ -137,11 +145,16 @@ pub(crate) trait ScanSink {
 }
 
 /// What a record file's framing adds to the walk: the rows of records that are not
-/// entries, and what to say at the end.
+/// entries.
 pub(crate) trait RecordFormat: Framing {
-    /// The row of a record the walk accepted that holds no entry, or `None` for
-    /// records that give no row (an entry log's ledgers map).
+    /// The kind of entry records.
+    const ENTRY: Self::Kind;
+
+    /// The row of a record the walk accepted that holds no entry (`None` for an entry).
     fn other_record<'a>(&self, kind: Self::Kind, offset: usize, bytes: &'a [u8]) -> Option<OtherRecord<'a>>;
+
+    /// The kind of the record a row holds (the inverse of [`RecordFormat::other_record`]).
+    fn kind_of(record: &OtherRecord<'_>) -> Self::Kind;
 }
 
 /// How far [`RecordScan::fill`] got.
@@ -175,8 +188,8 @@ pub const OFFSET_LOOKUP_LEAD: u64 = WARM_UP_BYTES;
 const RUN_BACKOFF: u32 = 8;
 
 /// A scan of one file: its window, walk and checker, and the state between batches.
-pub(crate) struct RecordScan<F: RecordFormat> {
-    window: Window,
+pub(crate) struct RecordScan<'a, F: RecordFormat> {
+    window: Window<'a>,
     framing: F,
     walk: RecordWalk<F::Kind>,
     /// Checks digests whatever the read asked: a digest that verifies confirms a
@@ -219,12 +232,12 @@ pub(crate) struct RecordScan<F: RecordFormat> {
     done: bool,
 }
 
-impl<F: RecordFormat> RecordScan<F> {
-    pub(crate) fn new(source: Arc<dyn ReadAt>, framing: F, walk: RecordWalk<F::Kind>, settings: &RecordScanSettings) -> Result<Self> {
+impl<'a, F: RecordFormat> RecordScan<'a, F> {
+    pub(crate) fn new(window: Window<'a>, framing: F, walk: RecordWalk<F::Kind>, settings: &RecordScanSettings) -> Self {
         let checker = DigestChecker::new(&settings.digests, true).with_dummy_chains();
         let records_end = walk.position();
-        Ok(RecordScan {
-            window: Window::new(source)?,
+        RecordScan {
+            window,
             framing,
             walk,
             checker,
@@ -247,7 +260,7 @@ impl<F: RecordFormat> RecordScan<F> {
             looked_ahead: std::collections::HashSet::new(),
             warm: None,
             done: false,
-        })
+        }
     }
 
     /// Makes a range that starts past `data_start` (the first record) warm up first
@@ -293,7 +306,7 @@ impl<F: RecordFormat> RecordScan<F> {
         }
     }
 
-    pub(crate) fn source(&self) -> &Arc<dyn ReadAt> {
+    pub(crate) fn source(&self) -> &Arc<dyn ReadAt + 'a> {
         self.window.source()
     }
 
@@ -524,7 +537,10 @@ impl<F: RecordFormat> RecordScan<F> {
     fn take_step(&mut self, sink: &mut dyn ScanSink, step: Step<F::Kind>) -> Result<()> {
         let view = self.window.view();
         match step {
-            Step::Gap(gap) if !gap.kind.is_damage() => Ok(()),
+            Step::Gap(gap) if !gap.kind.is_damage() => {
+                sink.row(&view, SingleRow::Unlisted(gap));
+                Ok(())
+            }
             Step::Gap(gap) => {
                 self.damage_end = self.damage_end.max(gap.end() as usize);
                 let torn_ids = match gap.kind {
@@ -614,14 +630,14 @@ impl<F: RecordFormat> RecordScan<F> {
                         if self.raise {
                             return Err(self.locate(raised));
                         }
-                        sink.row(&view, SingleRow::FlaggedEntry { entry: scanned(checked), message, kind });
+                        sink.row(&view, SingleRow::FlaggedEntry { entry: scanned(checked), message, kind, reframed });
                     }
                     Outcome::Unframed(error) => {
                         if self.raise {
                             return Err(self.locate(error.at_base(offset as u64 + 4)));
                         }
                         let kind = entry_error_kind(DigestStatus::NotAsked, Some(error.kind));
-                        sink.row(&view, SingleRow::UnframedEntry { offset: offset as u64, bytes, message: entry_message(&error), kind });
+                        sink.row(&view, SingleRow::UnframedEntry { offset: offset as u64, bytes, message: entry_message(&error), kind, reframed });
                     }
                 }
                 Ok(())
@@ -805,6 +821,93 @@ impl<F: RecordFormat> RecordScan<F> {
             Some(p) => e.in_file(p),
             None => e,
         }
+    }
+}
+
+/// A scan of bytes in hand as walk steps, in file order: what the in-memory scans
+/// (`EntryLog::scan`, `Journal::scan`) are made of, so they frame a file exactly as
+/// the readers do. Entries whose check failed are steps too (the in-memory scans
+/// leave digests to the caller); steps carry offsets, the bytes are the caller's.
+pub(crate) struct LentScan<'a, F: RecordFormat> {
+    scan: RecordScan<'a, F>,
+    steps: Steps<F>,
+    done: bool,
+}
+
+/// Rows per batch of a [`LentScan`].
+const LENT_BATCH_ROWS: usize = 1024;
+
+impl<'a, F: RecordFormat> LentScan<'a, F> {
+    pub(crate) fn new(scan: RecordScan<'a, F>) -> Self {
+        let steps = Steps { steps: std::collections::VecDeque::with_capacity(LENT_BATCH_ROWS), len: scan.window.len() };
+        LentScan { scan, steps, done: false }
+    }
+}
+
+impl<F: RecordFormat> std::fmt::Debug for LentScan<'_, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LentScan").field("position", &self.scan.walk.position()).field("done", &self.done).finish()
+    }
+}
+
+impl<F: RecordFormat> Iterator for LentScan<'_, F> {
+    type Item = Step<F::Kind>;
+
+    fn next(&mut self) -> Option<Step<F::Kind>> {
+        loop {
+            if let Some(step) = self.steps.steps.pop_front() {
+                return Some(step);
+            }
+            if self.done {
+                return None;
+            }
+            // Bytes in memory are never fetched, and nothing is raised: only a bug fails.
+            let fill = self.scan.fill(&mut self.steps, LENT_BATCH_ROWS, usize::MAX).expect("a scan of bytes in memory does not fail");
+            self.done = fill == Fill::Done;
+            self.scan.finish_batch();
+        }
+    }
+}
+
+/// The rows of a [`LentScan`] as steps. Rows of what the file lacks (past its end,
+/// or an empty file's header) are no span of it, so no step.
+struct Steps<F: RecordFormat> {
+    steps: std::collections::VecDeque<Step<F::Kind>>,
+    /// The file's length.
+    len: usize,
+}
+
+impl<F: RecordFormat> ScanSink for Steps<F> {
+    fn rows(&self) -> usize {
+        self.steps.len()
+    }
+
+    fn entries(&mut self, _: &View<'_>, run: &[ScannedEntry]) {
+        let step = |e: &ScannedEntry| Step::Record { offset: e.offset as usize, end: e.at + e.len, kind: F::ENTRY, reframed: false };
+        self.steps.extend(run.iter().map(step));
+    }
+
+    fn row(&mut self, _: &View<'_>, row: SingleRow<'_>) {
+        let (offset, end, kind, reframed) = match row {
+            SingleRow::FlaggedEntry { entry, reframed, .. } => (entry.offset as usize, entry.at + entry.len, F::ENTRY, reframed),
+            SingleRow::UnframedEntry { offset, bytes, reframed, .. } => {
+                let (offset, end) = (offset as usize, offset as usize + 4 + bytes.len());
+                if crate::entry::HeaderView::read(bytes).is_none() {
+                    // No entry header to report: the record's bytes, as damage.
+                    self.steps.push_back(Step::Gap(Gap { offset: offset as u64, len: (end - offset) as u64, kind: GapKind::BadRecord }));
+                    return;
+                }
+                (offset, end, F::ENTRY, reframed)
+            }
+            SingleRow::Record { offset, span, record } => (offset as usize, (offset + span) as usize, F::kind_of(&record), false),
+            SingleRow::Damage { gap, .. } | SingleRow::Unlisted(gap) => {
+                if gap.len > 0 && gap.offset < self.len as u64 {
+                    self.steps.push_back(Step::Gap(gap));
+                }
+                return;
+            }
+        };
+        self.steps.push_back(Step::Record { offset, end, kind, reframed });
     }
 }
 

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use arrow_buffer::{Buffer, MutableBuffer};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::files::source::{io_error, short_read, ReadAt};
+use crate::files::source::{io_error, short_read, ReadAt, SliceSource};
 
 /// Bytes `[at, at + len)` of the file, which the window does not hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +99,7 @@ pub(crate) struct View<'a> {
 
 impl<'a> View<'a> {
     /// A view of bytes that are all in memory (never returns [`Need`]).
+    #[cfg(test)]
     pub fn whole(data: &'a [u8]) -> View<'a> {
         View { data, base: 0, len: data.len(), peeks: &[] }
     }
@@ -178,12 +179,37 @@ pub(crate) struct Frozen {
     pub base: usize,
 }
 
+/// A source whose bytes are all in memory: a scan reads them in place.
+enum Memory<'a> {
+    /// An Arrow buffer (batches' payload views share it).
+    Buffer(Buffer),
+    /// Bytes the caller lends for as long as the scan lives (the in-memory scans).
+    Slice(&'a [u8]),
+}
+
+impl Memory<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Memory::Buffer(b) => b.as_slice(),
+            Memory::Slice(s) => s,
+        }
+    }
+
+    /// The bytes as a buffer for payload views (a lent slice is copied).
+    fn buffer(&self) -> Buffer {
+        match self {
+            Memory::Buffer(b) => b.clone(),
+            Memory::Slice(s) => Buffer::from_slice_ref(s),
+        }
+    }
+}
+
 /// A scan's window over one source.
-pub(crate) struct Window {
-    source: Arc<dyn ReadAt>,
+pub(crate) struct Window<'a> {
+    source: Arc<dyn ReadAt + 'a>,
     len: usize,
     /// The whole source, when it is in memory: then there is nothing to fetch.
-    memory: Option<Buffer>,
+    memory: Option<Memory<'a>>,
     buf: MutableBuffer,
     base: usize,
     /// Frozen buffers handed to batches, oldest first, kept to reuse their memory
@@ -195,21 +221,28 @@ pub(crate) struct Window {
     peeks: Vec<(usize, Vec<u8>)>,
 }
 
-impl std::fmt::Debug for Window {
+impl std::fmt::Debug for Window<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Window").field("len", &self.len).field("base", &self.base).field("held", &self.buf.len()).finish()
     }
 }
 
-impl Window {
-    pub fn new(source: Arc<dyn ReadAt>) -> Result<Window> {
+impl<'a> Window<'a> {
+    pub fn new(source: Arc<dyn ReadAt + 'a>) -> Result<Window<'a>> {
         let len = usize::try_from(source.len())
             .map_err(|_| Error::invalid_argument(format!("a source of {} bytes does not fit in memory addresses", source.len())))?;
-        let memory = source.as_buffer().cloned();
+        let memory = source.as_buffer().cloned().map(Memory::Buffer);
         Ok(Window { source, len, memory, buf: MutableBuffer::new(0), base: 0, retired: Vec::new(), span: 0, peeks: Vec::new() })
     }
 
-    pub fn source(&self) -> &Arc<dyn ReadAt> {
+    /// A window over bytes in hand, read in place.
+    pub fn lent(bytes: &'a [u8]) -> Window<'a> {
+        let source: Arc<dyn ReadAt + 'a> = Arc::new(SliceSource(bytes));
+        let memory = Some(Memory::Slice(bytes));
+        Window { source, len: bytes.len(), memory, buf: MutableBuffer::new(0), base: 0, retired: Vec::new(), span: 0, peeks: Vec::new() }
+    }
+
+    pub fn source(&self) -> &Arc<dyn ReadAt + 'a> {
         &self.source
     }
 
@@ -219,7 +252,7 @@ impl Window {
 
     pub fn view(&self) -> View<'_> {
         match &self.memory {
-            Some(b) => View { data: b.as_slice(), base: 0, len: self.len, peeks: &[] },
+            Some(m) => View { data: m.bytes(), base: 0, len: self.len, peeks: &[] },
             None => View { data: self.buf.as_slice(), base: self.base, len: self.len, peeks: &self.peeks },
         }
     }
@@ -384,8 +417,8 @@ impl Window {
     /// file offset of its first byte; the window goes on from `keep_from` in a new
     /// buffer (reusing the memory of a frozen one that no batch holds any more).
     pub fn freeze(&mut self, keep_from: usize) -> Frozen {
-        if let Some(b) = &self.memory {
-            return Frozen { buffer: b.clone(), base: 0 };
+        if let Some(m) = &self.memory {
+            return Frozen { buffer: m.buffer(), base: 0 };
         }
         let base = self.base;
         let next_base = align_down(keep_from.clamp(base, base + self.buf.len()));
@@ -424,8 +457,8 @@ impl Window {
     /// buffer of their own for a batch's payload views: for a batch that holds a
     /// small part of the window, which then goes on in its own buffer.
     pub fn copy_out(&self, from: usize, to: usize) -> Frozen {
-        if let Some(b) = &self.memory {
-            return Frozen { buffer: b.clone(), base: 0 };
+        if let Some(m) = &self.memory {
+            return Frozen { buffer: m.buffer(), base: 0 };
         }
         let end = self.base + self.buf.len();
         let (from, to) = (from.clamp(self.base, end), to.clamp(self.base, end));
@@ -452,7 +485,7 @@ impl Window {
     }
 }
 
-impl Drop for Window {
+impl Drop for Window<'_> {
     /// The window's buffers go to the spares (those no batch holds any more).
     fn drop(&mut self) {
         keep_spare(std::mem::replace(&mut self.buf, MutableBuffer::new(0)));

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use bkcodec_core::files::entry_log::EntryLogItem;
 use bkcodec_core::files::journal::{JournalItem, JournalRecordKind};
-use bkcodec_core::files::{EntryLog, Journal, FramingDigests};
+use bkcodec_core::files::{EntryLog, Journal};
+use bkcodec_core::LedgerDigestSettings;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -58,7 +59,7 @@ pub fn u64_of(v: &Value) -> u64 {
 /// A comparable summary of a scan item: (offset, span length, description).
 pub type Item = (u64, u64, String);
 
-pub fn log_items(log: &EntryLog<'_>, opts: &FramingDigests, start: u64, end: u64) -> Vec<Item> {
+pub fn log_items(log: &EntryLog<'_>, opts: &LedgerDigestSettings, start: u64, end: u64) -> Vec<Item> {
     log.scan_range(opts, start, end)
         .map(|it| match it {
             EntryLogItem::Entry(e) => (e.offset, e.size() + 4, format!(
@@ -69,7 +70,7 @@ pub fn log_items(log: &EntryLog<'_>, opts: &FramingDigests, start: u64, end: u64
         .collect()
 }
 
-pub fn journal_items(j: &Journal<'_>, opts: &FramingDigests, start: u64, end: u64) -> Vec<Item> {
+pub fn journal_items(j: &Journal<'_>, opts: &LedgerDigestSettings, start: u64, end: u64) -> Vec<Item> {
     j.scan_range(opts, start, end)
         .map(|it| match it {
             JournalItem::Record(r) => {

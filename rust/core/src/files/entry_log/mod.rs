@@ -10,13 +10,16 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 pub use ledgers_map::{LedgerSize, LedgersMap, LedgersMapSource, LEDGERS_MAP_MAX_BATCH};
-pub use scan::{EntryLogCursor, EntryLogItem, EntryLogScanner, LedgersMapRecord, LogEntry};
+pub use scan::{EntryLogItem, EntryLogScanner, LedgersMapRecord, LogEntry};
 pub(crate) use scan::EntryLogFraming;
 pub use writer::EntryLogWriter;
 
 use crate::bytes::{i32_at, i64_at, slice_at};
 use crate::error::{Error, ErrorKind, Result};
-use crate::files::framing::{RecordWalk, FramingDigests};
+use crate::files::framing::RecordWalk;
+use crate::files::scan::{LentScan, RecordScanSettings};
+use crate::files::window::Window;
+use crate::ledger_digest_settings::LedgerDigestSettings;
 use crate::files::gap::{Gap, GapKind};
 use crate::files::plausible::{entry_plausibility, Plausibility};
 use crate::files::source::{read_vec_at, ReadAt, SliceSource};
@@ -197,50 +200,28 @@ impl<'a> EntryLog<'a> {
         EntryLogHeader::parse(self.data)
     }
 
-    /// A damaged or short header, as the gap a scan reports first.
-    pub(crate) fn header_gap(&self) -> Option<Gap> {
-        let len = self.data.len() as u64;
-        let data_start = self.layout.data_start();
-        if len == 0 {
-            return None;
-        }
-        let kind = if len < data_start {
-            GapKind::TornHeader
-        } else if EntryLogHeader::parse(self.data).is_err() {
-            GapKind::BadHeader
-        } else {
-            return None;
-        };
-        Some(Gap { offset: 0, len: len.min(data_start), kind })
-    }
-
-    /// Every record, gap and map record from the first record to the end of the file.
-    pub fn scan(&self, options: &FramingDigests) -> EntryLogScanner<'a> {
-        self.scan_range(options, 0, u64::MAX)
+    /// Every record, gap and map record from the first record to the end of the
+    /// file, as the readers frame them (`read_entry_log`). Entries are listed whatever
+    /// their digests say; `digests` confirm records around damage.
+    pub fn scan(&self, digests: &LedgerDigestSettings) -> EntryLogScanner<'a> {
+        self.scan_range(digests, 0, u64::MAX)
     }
 
     /// The records of the byte range `[start, end)`: each record belongs to the range
     /// holding its size field, and ranges that tile the file yield each record once
     /// (see [`crate::files`] for the rule at range edges). The scan reads past `end`
     /// to finish the last record.
-    pub fn scan_range(&self, options: &FramingDigests, start: u64, end: u64) -> EntryLogScanner<'a> {
-        EntryLogScanner::new(self.data, EntryLogCursor::new(self, options, start, end))
+    pub fn scan_range(&self, digests: &LedgerDigestSettings, start: u64, end: u64) -> EntryLogScanner<'a> {
+        let settings = RecordScanSettings { start, end, verify: false, ..RecordScanSettings::new(digests.clone()) };
+        let (scan, _) = open_scan(Window::lent(self.data), &settings).expect("bytes in memory read without errors");
+        EntryLogScanner::new(self.data, LentScan::new(scan))
     }
 
     /// The ledgers map from the trailer, or from a scan when the trailer is missing
-    /// or inconsistent (what BookKeeper's `getEntryLogMetadata` does).
-    pub fn ledgers_map(&self, options: &FramingDigests) -> LedgersMap {
-        let scan = || {
-            let mut sizes = BTreeMap::new();
-            for item in self.scan(options) {
-                if let EntryLogItem::Entry(e) = item {
-                    *sizes.entry(e.header.ledger_id).or_insert(0i64) += e.size() as i64 + 4;
-                }
-            }
-            Ok(sizes)
-        };
-        ledgers_map::ledgers_map(&SliceSource(self.data), self.header(), self.layout, scan)
-            .expect("bytes in memory scan without errors")
+    /// or inconsistent (what BookKeeper's `getEntryLogMetadata` does): what
+    /// [`ledgers_map_of`] gives for the same bytes and digests.
+    pub fn ledgers_map(&self, digests: &LedgerDigestSettings) -> LedgersMap {
+        ledgers_map_in(Window::lent(self.data), digests).expect("bytes in memory read without errors")
     }
 
     /// Only the trailer: an error says why it cannot be used.
@@ -280,10 +261,11 @@ pub struct EntryLogFacts {
 /// torn header of 0 bytes), and the records after it are read as the layout they
 /// support; a header that places the ledgers map past the end of the file gives a
 /// `truncated` row at the end.
-pub(crate) fn open_scan(
-    source: std::sync::Arc<dyn ReadAt>,
+pub(crate) fn open_scan<'a>(
+    window: Window<'a>,
     settings: &crate::files::scan::RecordScanSettings,
-) -> Result<(crate::files::scan::RecordScan<EntryLogFraming>, EntryLogFacts)> {
+) -> Result<(crate::files::scan::RecordScan<'a, EntryLogFraming>, EntryLogFacts)> {
+    let source = window.source().clone();
     let len = source.len();
     let header = read_header(&*source);
     let layout = match &header {
@@ -310,7 +292,7 @@ pub(crate) fn open_scan(
     if let Some((kind, _)) = &header_gap {
         walk.push_front(Gap { offset: 0, len: len.min(data_start), kind: *kind });
     }
-    let mut scan = crate::files::scan::RecordScan::new(source, framing, walk, settings)?;
+    let mut scan = crate::files::scan::RecordScan::new(window, framing, walk, settings);
     scan.warm_up_from(data_start as usize, settings);
     if let Some((kind, detail)) = header_gap {
         scan.describe(0, kind, detail);
@@ -333,6 +315,12 @@ pub(crate) fn open_scan(
 /// finds, with the reason. `password` lets the scan confirm HMAC entries around
 /// damage.
 pub fn ledgers_map_of(source: std::sync::Arc<dyn ReadAt>, password: &[u8]) -> Result<LedgersMap> {
+    let digests = LedgerDigestSettings::new(crate::digest_policy::DigestPolicy::Auto, password);
+    ledgers_map_in(Window::new(source)?, &digests)
+}
+
+/// The ledgers map of the entry log `window` reads (see [`ledgers_map_of`]).
+fn ledgers_map_in(window: Window<'_>, digests: &LedgerDigestSettings) -> Result<LedgersMap> {
     use crate::files::scan::{SingleRow, ScanSink, ScannedEntry};
     use crate::files::window::View;
 
@@ -367,6 +355,7 @@ pub fn ledgers_map_of(source: std::sync::Arc<dyn ReadAt>, password: &[u8]) -> Re
         }
     }
 
+    let source = window.source().clone();
     let header = read_header(&*source);
     let layout = match &header {
         Ok(h) => h.layout,
@@ -375,10 +364,8 @@ pub fn ledgers_map_of(source: std::sync::Arc<dyn ReadAt>, password: &[u8]) -> Re
         Err(_) => EntryLogLayout::detect_in(&*source),
     };
     let scan = || {
-        let digests = crate::ledger_digest_settings::LedgerDigestSettings::new(crate::digest_policy::DigestPolicy::Auto, password);
-        let mut settings = crate::files::scan::RecordScanSettings::new(digests);
-        settings.verify = false;
-        let (mut scan, _) = open_scan(source.clone(), &settings)?;
+        let settings = RecordScanSettings { verify: false, ..RecordScanSettings::new(digests.clone()) };
+        let (mut scan, _) = open_scan(window, &settings)?;
         let mut sizes = Sizes { sizes: BTreeMap::new(), rows: 0 };
         while scan.fill(&mut sizes, usize::MAX, usize::MAX)? == crate::files::scan::Fill::More {
             scan.finish_batch();

@@ -6,13 +6,13 @@ use crate::entry::{decode_entry, parse_header, Entry, EntryHeader};
 use crate::error::Result;
 use crate::files::entry_log::ledgers_map::{map_record_pairs, map_region, MAP_ENTRY_ID, MAP_LEDGER_ID};
 use crate::files::entry_log::writer::PADDING_BYTE;
-use crate::files::entry_log::{record_at, EntryLog, EntryLogHeader, EntryLogLayout, LEDGERS_MAP_MAX_BATCH, RECORD_HEAD};
-use crate::files::framing::{RecordWalk, Check, Framing, FramingDigests, Step, MAX_SYNC_RECORD};
+use crate::files::entry_log::{record_at, EntryLogHeader, EntryLogLayout, LEDGERS_MAP_MAX_BATCH, RECORD_HEAD};
+use crate::files::framing::{Check, Framing, FramingDigests, Step, MAX_SYNC_RECORD};
 use crate::files::gap::{Gap, GapKind};
 use crate::files::location::Location;
 use crate::files::plausible::{entry_plausibility, entry_verifies, torn_entry_plausibility, Plausibility};
-use crate::files::source::{ReadAt, SliceSource};
-use crate::files::scan::{OtherRecord, RecordFormat};
+use crate::files::source::ReadAt;
+use crate::files::scan::{LentScan, OtherRecord, RecordFormat};
 use crate::files::window::{Fetch, View};
 
 /// The smallest record: a 32-byte V1 entry header with a DUMMY digest and no payload.
@@ -174,9 +174,14 @@ impl Framing for EntryLogFraming {
 }
 
 impl RecordFormat for EntryLogFraming {
-    fn other_record<'a>(&self, _kind: RecordKind, _offset: usize, _bytes: &'a [u8]) -> Option<OtherRecord<'a>> {
-        // Map records are the log's index, not rows.
-        None
+    const ENTRY: RecordKind = RecordKind::Entry;
+
+    fn other_record<'a>(&self, kind: RecordKind, _offset: usize, _bytes: &'a [u8]) -> Option<OtherRecord<'a>> {
+        (kind == RecordKind::LedgersMap).then_some(OtherRecord::LedgersMap)
+    }
+
+    fn kind_of(_: &OtherRecord<'_>) -> RecordKind {
+        RecordKind::LedgersMap
     }
 }
 
@@ -270,43 +275,6 @@ impl EntryLogItem<'_> {
     }
 }
 
-/// The state of a scan without a borrow of the bytes: keep it beside the buffer and
-/// call [`EntryLogCursor::next_item`] with the same bytes each time. (File readers
-/// scan through a window instead; see `files/scan.rs`.)
-#[derive(Debug, Clone)]
-pub struct EntryLogCursor {
-    framing: EntryLogFraming,
-    walk: RecordWalk<RecordKind>,
-    data_len: usize,
-}
-
-impl EntryLogCursor {
-    pub fn new(log: &EntryLog<'_>, options: &FramingDigests, start: u64, end: u64) -> EntryLogCursor {
-        let data = log.data();
-        let header = log.header().ok();
-        let framing = EntryLogFraming::new(&SliceSource(data), log.layout(), header.as_ref(), options);
-        let mut walk = RecordWalk::new(data.len(), log.layout().data_start() as usize, start, end);
-        if start == 0 && end > 0 {
-            if let Some(g) = log.header_gap() {
-                walk.push_front(g);
-            }
-        }
-        EntryLogCursor { framing, walk, data_len: data.len() }
-    }
-
-    /// The next item; `data` must be the bytes the cursor was created for.
-    pub fn next_item<'a>(&mut self, data: &'a [u8]) -> Option<EntryLogItem<'a>> {
-        assert_eq!(data.len(), self.data_len, "an entry log cursor must be driven with the bytes it was created for");
-        let step = self.walk.next(&self.framing, &View::whole(data)).expect("bytes in memory need no fetching")?;
-        Some(item_of(data, step))
-    }
-
-    /// Offset the scan has reached (the next item starts here).
-    pub fn position(&self) -> u64 {
-        self.walk.position() as u64
-    }
-}
-
 /// The item a step of the walk found, with its bytes.
 pub(crate) fn item_of(data: &[u8], step: Step<RecordKind>) -> EntryLogItem<'_> {
     match step {
@@ -322,21 +290,17 @@ pub(crate) fn item_of(data: &[u8], step: Step<RecordKind>) -> EntryLogItem<'_> {
     }
 }
 
-/// Iterator over the items of an entry log (or a byte range of it).
-#[derive(Debug, Clone)]
+/// Iterator over the items of an entry log (or a byte range of it): the readers'
+/// scan (`files/scan.rs`) run on bytes in hand.
+#[derive(Debug)]
 pub struct EntryLogScanner<'a> {
     data: &'a [u8],
-    cursor: EntryLogCursor,
+    steps: LentScan<'a, EntryLogFraming>,
 }
 
 impl<'a> EntryLogScanner<'a> {
-    pub(crate) fn new(data: &'a [u8], cursor: EntryLogCursor) -> Self {
-        EntryLogScanner { data, cursor }
-    }
-
-    /// Gives up the borrow, keeping the scan state.
-    pub fn into_cursor(self) -> EntryLogCursor {
-        self.cursor
+    pub(crate) fn new(data: &'a [u8], steps: LentScan<'a, EntryLogFraming>) -> Self {
+        EntryLogScanner { data, steps }
     }
 }
 
@@ -344,6 +308,6 @@ impl<'a> Iterator for EntryLogScanner<'a> {
     type Item = EntryLogItem<'a>;
 
     fn next(&mut self) -> Option<EntryLogItem<'a>> {
-        self.cursor.next_item(self.data)
+        Some(item_of(self.data, self.steps.next()?))
     }
 }

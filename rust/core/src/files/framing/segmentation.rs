@@ -594,9 +594,9 @@ mod tests {
     use crate::digest::{DigestType, Digester};
     use crate::entry::{encode_entry, EntryHeader};
     use crate::files::entry_log::{EntryLog, EntryLogItem, EntryLogWriter};
-    use crate::files::framing::FramingDigests;
     use crate::files::gap::GapKind;
     use crate::files::journal::{Journal, JournalItem, JournalRecordKind, JournalWriter};
+    use crate::ledger_digest_settings::LedgerDigestSettings;
 
     /// Entry `id` of `ledger` (LAC one below, ledger length `length`).
     fn entry(ledger: i64, id: i64, lac: i64, length: i64, payload: &[u8], dt: DigestType) -> Vec<u8> {
@@ -611,19 +611,15 @@ mod tests {
     }
 
     /// (offset, what) of each item: "entry", "reframed", or the gap kind.
-    fn read(data: &[u8], options: &FramingDigests) -> Vec<(usize, String)> {
+    fn read(data: &[u8]) -> Vec<(usize, String)> {
         EntryLog::new(data)
-            .scan(options)
+            .scan(&LedgerDigestSettings::default())
             .map(|item| match item {
                 EntryLogItem::Entry(e) => (e.offset as usize, if e.reframed { "reframed" } else { "entry" }.to_string()),
                 EntryLogItem::LedgersMap(m) => (m.offset as usize, "map".to_string()),
                 EntryLogItem::Gap(g) => (g.offset as usize, g.kind.as_str().to_string()),
             })
             .collect()
-    }
-
-    fn crc32() -> FramingDigests {
-        FramingDigests::new().with_digest(DigestType::Crc32, b"")
     }
 
     fn bump_size(data: &mut [u8], at: usize, by: i32) {
@@ -642,7 +638,7 @@ mod tests {
         let (mut data, at) = legacy_log(&[a, b, c, d]);
         bump_size(&mut data, at[1], 1);
         assert_eq!(
-            read(&data, &crc32()),
+            read(&data),
             vec![(at[0], "entry".into()), (at[1], "reframed".into()), (at[2], "entry".into()), (at[3], "entry".into())]
         );
     }
@@ -657,7 +653,7 @@ mod tests {
         data[at[1]..at[3]].fill(0);
         let end = data.len();
         data.extend_from_slice(&[0xFF, 0xFF, 0xFB, 0xFF, 0, 0, 0, 9]);
-        let got = read(&data, &FramingDigests::new());
+        let got = read(&data);
         assert_eq!(got[..3], [(at[0], "entry".into()), (at[1], "zeros".into()), (at[3], "entry".into())], "{got:?}");
         assert!(got.len() == 4 && got[3].0 == end, "{got:?}");
     }
@@ -670,7 +666,7 @@ mod tests {
         let c = entry(3, 2, last_lac, 30, &[3; 10], DigestType::Dummy);
         let (mut data, at) = legacy_log(&[a, b, c]);
         data[at[1]..at[1] + 4].copy_from_slice(&(-5i32).to_be_bytes());
-        (read(&data, &FramingDigests::new()), at)
+        (read(&data), at)
     }
 
     #[test]
@@ -696,7 +692,7 @@ mod tests {
             x ^= x << 5;
             *b = (x >> 24) as u8 | 0x80;
         }
-        let got = read(&data, &FramingDigests::new().with_digest(DigestType::Crc32c, b""));
+        let got = read(&data);
         let gaps: Vec<_> = got.iter().filter(|(_, k)| k != "entry").collect();
         assert_eq!(gaps.len(), 1, "{got:?}");
         assert_eq!(gaps[0].0, at[2]);
@@ -729,7 +725,7 @@ mod tests {
         bump_size(&mut data, b, 1);
         let got: Vec<(usize, String)> = Journal::new(&data)
             .unwrap()
-            .scan(&crc32())
+            .scan(&LedgerDigestSettings::default())
             .map(|item| match item {
                 JournalItem::Record(r) => (r.offset as usize, if r.reframed { "reframed" } else { r.kind.name() }.to_string()),
                 JournalItem::Gap(g) => (g.offset as usize, g.kind.as_str().to_string()),
@@ -751,7 +747,7 @@ mod tests {
         data[fence + 12..fence + 20].copy_from_slice(&id.to_be_bytes());
         Journal::new(&data)
             .unwrap()
-            .scan(&FramingDigests::new())
+            .scan(&LedgerDigestSettings::default())
             .map(|item| match item {
                 JournalItem::Record(r) => match r.kind {
                     JournalRecordKind::UnknownMeta { entry_id, .. } => (r.offset as usize, format!("unknown_meta {entry_id}")),

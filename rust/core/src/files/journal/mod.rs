@@ -6,7 +6,7 @@ mod writer;
 
 use std::path::Path;
 
-pub use scan::{JournalCursor, JournalItem, JournalRecord, JournalRecordKind, JournalScanner};
+pub use scan::{JournalItem, JournalRecord, JournalRecordKind, JournalScanner};
 pub(crate) use scan::JournalFraming;
 pub use writer::JournalWriter;
 
@@ -14,7 +14,10 @@ use crate::bytes::{i32_at, i64_at};
 use crate::files::plausible::MAX_SYNC_ENTRY_ID;
 use crate::files::source::ReadAt;
 use crate::error::{Error, ErrorKind, Result};
-use crate::files::framing::FramingDigests;
+use crate::files::framing::RecordWalk;
+use crate::files::scan::{LentScan, RecordScan, RecordScanSettings};
+use crate::files::window::Window;
+use crate::ledger_digest_settings::LedgerDigestSettings;
 use crate::files::gap::{Gap, GapKind};
 
 pub const MAGIC: [u8; 4] = *b"BKLG";
@@ -93,28 +96,30 @@ impl<'a> Journal<'a> {
         self.header
     }
 
-    pub(crate) fn header_gap(&self) -> Option<Gap> {
-        let len = self.data.len() as u64;
-        let start = self.header.data_start();
-        (len > 0 && len < start).then_some(Gap { offset: 0, len, kind: GapKind::TornHeader })
-    }
-
-    /// Every record and gap from the first record to the end of the file.
-    pub fn scan(&self, options: &FramingDigests) -> JournalScanner<'a> {
-        self.scan_range(options, 0, u64::MAX)
+    /// Every record and gap from the first record to the end of the file, as the
+    /// readers frame them (`read_journal`). Entries are listed whatever their digests
+    /// say; `digests` confirm records around damage.
+    pub fn scan(&self, digests: &LedgerDigestSettings) -> JournalScanner<'a> {
+        self.scan_range(digests, 0, u64::MAX)
     }
 
     /// Replay from a known record boundary, such as a `lastMark` offset (offsets before
     /// the first record read from the first record, as BookKeeper does).
-    pub fn scan_from(&self, options: &FramingDigests, offset: u64) -> JournalScanner<'a> {
-        let start = offset.max(self.header.data_start());
-        JournalScanner::new(self.data, JournalCursor::resume_at(self, options, start))
+    pub fn scan_from(&self, digests: &LedgerDigestSettings, offset: u64) -> JournalScanner<'a> {
+        let at = offset.max(self.header.data_start()).min(self.data.len() as u64) as usize;
+        let settings = RecordScanSettings { verify: false, ..RecordScanSettings::new(digests.clone()) };
+        let framing = JournalFraming::new(&digests.scan_options());
+        let walk = RecordWalk::in_step_at(self.data.len(), at);
+        let scan = RecordScan::new(Window::lent(self.data), framing, walk, &settings);
+        JournalScanner::new(self.data, LentScan::new(scan))
     }
 
     /// The records of the byte range `[start, end)`; ranges that tile the file yield
     /// each record once (see [`crate::files`]).
-    pub fn scan_range(&self, options: &FramingDigests, start: u64, end: u64) -> JournalScanner<'a> {
-        JournalScanner::new(self.data, JournalCursor::new(self, options, start, end))
+    pub fn scan_range(&self, digests: &LedgerDigestSettings, start: u64, end: u64) -> JournalScanner<'a> {
+        let settings = RecordScanSettings { start, end, verify: false, ..RecordScanSettings::new(digests.clone()) };
+        let (scan, _) = open_scan(Window::lent(self.data), &settings, None).expect("bytes in memory read without errors");
+        JournalScanner::new(self.data, LentScan::new(scan))
     }
 }
 
@@ -243,11 +248,12 @@ pub fn read_header(source: &dyn ReadAt) -> Result<JournalHeader> {
 /// the scan's first row and the records are read from where the file supports.
 /// `last_mark`: the offset `lastMark` says this journal was written up to; records
 /// ending before it give a `before_last_mark` row.
-pub(crate) fn open_scan(
-    source: std::sync::Arc<dyn ReadAt>,
+pub(crate) fn open_scan<'a>(
+    window: Window<'a>,
     settings: &crate::files::scan::RecordScanSettings,
     last_mark: Option<u64>,
-) -> Result<(crate::files::scan::RecordScan<JournalFraming>, JournalFacts)> {
+) -> Result<(crate::files::scan::RecordScan<'a, JournalFraming>, JournalFacts)> {
+    let source = window.source().clone();
     let len = source.len();
     let (header, data_start, gap) = detect_header(&*source);
     match &header {
@@ -264,7 +270,7 @@ pub(crate) fn open_scan(
     if let Some(g) = gap {
         walk.push_front(g);
     }
-    let mut scan = crate::files::scan::RecordScan::new(source, framing, walk, settings)?;
+    let mut scan = crate::files::scan::RecordScan::new(window, framing, walk, settings);
     scan.warm_up_from(data_start as usize, settings);
     if let Some(g) = gap {
         let detail = match (&header, g.kind) {

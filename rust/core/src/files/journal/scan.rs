@@ -4,15 +4,15 @@ use crate::bytes::i64_unchecked;
 use crate::digest::DigestType;
 use crate::entry::{decode_entry, parse_header, Entry, EntryFormat, EntryHeader};
 use crate::error::Result;
-use crate::files::framing::{RecordWalk, Check, Framing, FramingDigests, Step, MAX_SYNC_RECORD};
+use crate::files::framing::{Check, Framing, FramingDigests, Step, MAX_SYNC_RECORD};
 use crate::files::gap::{Gap, GapKind};
 use crate::files::journal::{
-    Journal, METAENTRY_ID_FENCE_KEY, METAENTRY_ID_LEDGER_EXPLICITLAC, METAENTRY_ID_LEDGER_KEY, PADDING_MASK,
+    METAENTRY_ID_FENCE_KEY, METAENTRY_ID_LEDGER_EXPLICITLAC, METAENTRY_ID_LEDGER_KEY, PADDING_MASK,
     SECTOR_SIZE,
 };
 use crate::files::plausible::{entry_plausibility, entry_verifies, torn_entry_plausibility, Plausibility};
 use crate::files::runs::first_not;
-use crate::files::scan::{OtherRecord, RecordFormat};
+use crate::files::scan::{LentScan, OtherRecord, RecordFormat};
 use crate::files::window::{Fetch, View};
 
 /// The smallest payload: a fence record's ledger id and entry id.
@@ -326,6 +326,8 @@ fn record(rec: &[u8], offset: usize, kind: RecordKind, reframed: bool) -> Journa
 }
 
 impl RecordFormat for JournalFraming {
+    const ENTRY: RecordKind = RecordKind::Entry;
+
     fn other_record<'a>(&self, kind: RecordKind, offset: usize, bytes: &'a [u8]) -> Option<OtherRecord<'a>> {
         Some(match record(bytes, offset, kind, false).kind {
             JournalRecordKind::LedgerKey { ledger_id, master_key } => OtherRecord::LedgerKey { ledger_id, master_key },
@@ -335,6 +337,17 @@ impl RecordFormat for JournalFraming {
             JournalRecordKind::Padding { pad_len } => OtherRecord::Padding { pad_len },
             JournalRecordKind::Entry { .. } => return None,
         })
+    }
+
+    fn kind_of(record: &OtherRecord<'_>) -> RecordKind {
+        match record {
+            OtherRecord::LedgerKey { .. } => RecordKind::LedgerKey,
+            OtherRecord::Fence { .. } => RecordKind::Fence,
+            OtherRecord::ExplicitLac { .. } => RecordKind::ExplicitLac,
+            OtherRecord::UnknownMeta { .. } => RecordKind::UnknownMeta,
+            OtherRecord::Padding { .. } => RecordKind::Padding,
+            OtherRecord::LedgersMap => unreachable!("journals hold no ledgers map"),
+        }
     }
 }
 
@@ -354,61 +367,17 @@ impl JournalItem<'_> {
     }
 }
 
-/// The state of a journal scan without a borrow of the bytes (see `EntryLogCursor`).
-#[derive(Debug, Clone)]
-pub struct JournalCursor {
-    framing: JournalFraming,
-    walk: RecordWalk<RecordKind>,
-    data_len: usize,
-}
-
-impl JournalCursor {
-    pub fn new(journal: &Journal<'_>, options: &FramingDigests, start: u64, end: u64) -> JournalCursor {
-        let data = journal.data();
-        let mut walk = RecordWalk::new(data.len(), journal.header().data_start() as usize, start, end);
-        if start == 0 && end > 0 {
-            if let Some(g) = journal.header_gap() {
-                walk.push_front(g);
-            }
-        }
-        JournalCursor { framing: JournalFraming::new(options), walk, data_len: data.len() }
-    }
-
-    /// A scan that starts in step at `offset`, a known record boundary.
-    pub(crate) fn resume_at(journal: &Journal<'_>, options: &FramingDigests, offset: u64) -> JournalCursor {
-        let data = journal.data();
-        let at = usize::try_from(offset).unwrap_or(usize::MAX).min(data.len());
-        JournalCursor { framing: JournalFraming::new(options), walk: RecordWalk::in_step_at(data.len(), at), data_len: data.len() }
-    }
-
-    /// The next item; `data` must be the bytes the cursor was created for.
-    pub fn next_item<'a>(&mut self, data: &'a [u8]) -> Option<JournalItem<'a>> {
-        assert_eq!(data.len(), self.data_len, "a journal cursor must be driven with the bytes it was created for");
-        Some(match self.walk.next(&self.framing, &View::whole(data)).expect("bytes in memory need no fetching")? {
-            Step::Gap(g) => JournalItem::Gap(g),
-            Step::Record { offset, end, kind, reframed } => JournalItem::Record(record(&data[offset..end], offset, kind, reframed)),
-        })
-    }
-
-    pub fn position(&self) -> u64 {
-        self.walk.position() as u64
-    }
-}
-
-/// Iterator over the items of a journal (or a byte range of it).
-#[derive(Debug, Clone)]
+/// Iterator over the items of a journal (or a byte range of it): the readers' scan
+/// (`files/scan.rs`) run on bytes in hand.
+#[derive(Debug)]
 pub struct JournalScanner<'a> {
     data: &'a [u8],
-    cursor: JournalCursor,
+    steps: LentScan<'a, JournalFraming>,
 }
 
 impl<'a> JournalScanner<'a> {
-    pub(crate) fn new(data: &'a [u8], cursor: JournalCursor) -> Self {
-        JournalScanner { data, cursor }
-    }
-
-    pub fn into_cursor(self) -> JournalCursor {
-        self.cursor
+    pub(crate) fn new(data: &'a [u8], steps: LentScan<'a, JournalFraming>) -> Self {
+        JournalScanner { data, steps }
     }
 }
 
@@ -416,6 +385,9 @@ impl<'a> Iterator for JournalScanner<'a> {
     type Item = JournalItem<'a>;
 
     fn next(&mut self) -> Option<JournalItem<'a>> {
-        self.cursor.next_item(self.data)
+        Some(match self.steps.next()? {
+            Step::Gap(g) => JournalItem::Gap(g),
+            Step::Record { offset, end, kind, reframed } => JournalItem::Record(record(&self.data[offset..end], offset, kind, reframed)),
+        })
     }
 }
