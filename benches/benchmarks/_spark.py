@@ -190,14 +190,46 @@ def best_seconds(job, repeats: int = 5) -> float:
 def best_seconds_each(jobs: dict, repeats: int = 5) -> dict:
     """The best of `repeats` runs of each job, taking turns (one warm-up round first),
     so that load from elsewhere on the machine falls on every job alike."""
+    return best_seconds_and_cpu_each(jobs, repeats)[0]
+
+
+def best_seconds_and_cpu_each(jobs: dict, repeats: int = 5, cpu=None) -> tuple[dict, dict]:
+    """`best_seconds_each`, and the fewest CPU seconds the clock `cpu()` advanced
+    during each job's runs (empty without `cpu`). On a machine shared with other
+    work a job's wall time stretches with the load, while the CPU time it spends
+    hardly does: the pair tells a slower job from a preempted one."""
     best = {name: float("inf") for name in jobs}
+    best_cpu = {name: float("inf") for name in jobs} if cpu else {}
     for round_ in range(repeats + 1):
         for name, job in jobs.items():
+            cpu_started = cpu() if cpu else 0.0
             started = time.perf_counter()
             job()
             if round_:
                 best[name] = min(best[name], time.perf_counter() - started)
-    return best
+                if cpu:
+                    best_cpu[name] = min(best_cpu[name], cpu() - cpu_started)
+    return best, best_cpu
+
+
+def jvm_cpu_clock(spark):
+    """A function giving the CPU seconds (user and system, every thread) the
+    session's JVM has used, from /proc: in a local session that is the driver and
+    the executors' tasks alike. None where there is no /proc."""
+    pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+    stat = f"/proc/{pid}/stat"
+    if not os.path.exists(stat):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def seconds() -> float:
+        with open(stat) as f:
+            # After the command name in parentheses (which may hold spaces): utime
+            # and stime are fields 14 and 15 of the line, 12 and 13 after it.
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick
+
+    return seconds
 
 
 def storage_groupby(df):
