@@ -130,22 +130,23 @@ pub struct LookAhead {
     key: LedgerKey,
     last: Option<(i64, i64)>,
     chained: Option<DigestType>,
+    verified: Option<DigestType>,
 }
 
 impl LookAhead {
     pub fn new(key: LedgerKey) -> LookAhead {
-        LookAhead { key, last: None, chained: None }
+        LookAhead { key, last: None, chained: None, verified: None }
     }
 
     /// Considers an entry further on; true once the ledger's type is certain (an
     /// entry of it verified), when looking further is pointless.
-    pub fn consider(&mut self, checker: &mut DigestChecker, bytes: &[u8]) -> bool {
+    pub fn consider(&mut self, checker: &DigestChecker, bytes: &[u8]) -> bool {
         let Some((h, _)) = HeaderView::read(bytes) else { return false };
         if ledger_key(&h) != self.key {
             return false;
         }
         if let Some(dt) = checker.probe(bytes) {
-            checker.learn_verified(self.key, dt);
+            self.verified = Some(dt);
             return true;
         }
         if h.format() != EntryFormat::V1 {
@@ -165,21 +166,75 @@ impl LookAhead {
         false
     }
 
-    /// What was learned goes to the checker: the type the chains gave, and, as none
-    /// of the ledger's entries verified (the one looked ahead for included), that
-    /// the password given is not its (its entries are unchecked, not damaged one by
-    /// one: a ledger of one entry is no exception).
-    pub fn finish(self, checker: &mut DigestChecker) {
-        if checker.verified_ledger(self.key) {
-            return;
-        }
-        if let Some(dt) = self.chained {
-            let state = checker.ledgers.entry(self.key).or_default();
-            if state.chained.is_none() {
-                state.chained = Some(dt);
+    /// What was found, as a lesson on top of `base` (what the checker knows, or a
+    /// lesson not yet learned): the type that verified an entry; else the type the
+    /// chains gave, and, as none of the ledger's entries verified (the one looked
+    /// ahead for included), that the password given is not its (its entries are
+    /// unchecked, not damaged one by one: a ledger of one entry is no exception).
+    pub fn lesson(self, checker: &DigestChecker, base: Option<Lesson>) -> Lesson {
+        let mut study = Study::new(&checker.ledgers, self.key, base);
+        if let Some(dt) = self.verified {
+            study.edit().verified = Some(dt);
+        } else if study.peek().is_none_or(|s| s.verified.is_none()) {
+            let state = study.edit();
+            if let Some(dt) = self.chained {
+                if state.chained.is_none() {
+                    state.chained = Some(dt);
+                }
             }
+            state.password_fails = true;
         }
-        checker.ledgers.entry(self.key).or_default().password_fails = true;
+        study.lesson()
+    }
+}
+
+/// What checking an entry (or looking ahead for its ledger) taught of its ledger.
+/// The checker answers without learning; it learns a lesson only when told to
+/// ([`DigestChecker::learn`]), once the entry is taken as one.
+#[derive(Debug, Clone, Copy)]
+pub struct Lesson {
+    key: LedgerKey,
+    /// The ledger's state after the entry; `None` when it taught nothing.
+    state: Option<LedgerState>,
+    span_unconfirmed: bool,
+}
+
+impl Lesson {
+    /// Whether the entry came back unchecked with nothing, not even its ledger's
+    /// length chain, confirming that its size is its own (see
+    /// [`DigestChecker::span_unconfirmed`]).
+    pub fn span_unconfirmed(&self) -> bool {
+        self.span_unconfirmed
+    }
+}
+
+/// A ledger's state while an entry of it is checked: what the checker knows, with
+/// the changes kept aside (copied on the first change).
+struct Study<'c> {
+    known: &'c HashMap<LedgerKey, LedgerState>,
+    key: LedgerKey,
+    state: Option<LedgerState>,
+    span_unconfirmed: bool,
+}
+
+impl<'c> Study<'c> {
+    fn new(known: &'c HashMap<LedgerKey, LedgerState>, key: LedgerKey, base: Option<Lesson>) -> Self {
+        let state = base.filter(|b| b.key == key).and_then(|b| b.state);
+        Study { known, key, state, span_unconfirmed: false }
+    }
+
+    #[inline(always)]
+    fn peek(&self) -> Option<&LedgerState> {
+        self.state.as_ref().or_else(|| self.known.get(&self.key))
+    }
+
+    fn edit(&mut self) -> &mut LedgerState {
+        let (known, key) = (self.known, self.key);
+        self.state.get_or_insert_with(|| known.get(&key).copied().unwrap_or_default())
+    }
+
+    fn lesson(self) -> Lesson {
+        Lesson { key: self.key, state: self.state, span_unconfirmed: self.span_unconfirmed }
     }
 }
 
@@ -231,13 +286,6 @@ struct LedgerState {
     /// The password given verifies none of this HMAC ledger's entries: it has
     /// another, and its entries are unchecked rather than damaged.
     password_fails: bool,
-}
-
-/// What a [`DigestChecker`] knew of one ledger at some point.
-#[derive(Debug, Clone, Copy)]
-pub struct LedgerMemory {
-    key: LedgerKey,
-    state: Option<LedgerState>,
 }
 
 /// A direct-mapped cache of the verified type of recently seen ledgers: streams
@@ -386,6 +434,19 @@ impl DigestChecker {
         }
     }
 
+    /// The type a V1 ledger under inference verified with, as `study` has it.
+    #[inline(always)]
+    fn studied_type(&self, study: &Study<'_>) -> Option<DigestType> {
+        if let Some(state) = &study.state {
+            return state.verified;
+        }
+        let ledger_id = study.key.1;
+        match self.recent[recent_slot(ledger_id)] {
+            (id, dt) if id == ledger_id => Some(dt),
+            _ => study.known.get(&study.key)?.verified,
+        }
+    }
+
     /// The type an entry is checked under without learning anything: named,
     /// declared, or already verified for its ledger. `None` when the entry needs
     /// [`DigestChecker::check_one`] (a type to infer, or not framable under the
@@ -484,33 +545,25 @@ impl DigestChecker {
         self.span_unconfirmed
     }
 
-    /// What the checker knows of the ledger of the entry `bytes`, to put back with
-    /// [`restore`](Self::restore) if the entry turns out to be no entry.
-    pub fn memory_of(&self, bytes: &[u8]) -> Option<LedgerMemory> {
-        let (view, _) = HeaderView::read(bytes)?;
-        let key = ledger_key(&view);
-        Some(LedgerMemory { key, state: self.ledgers.get(&key).copied() })
-    }
-
-    /// Forgets what was learned of a ledger since [`memory_of`](Self::memory_of).
-    pub fn restore(&mut self, memory: LedgerMemory) {
-        match memory.state {
-            Some(state) => self.ledgers.insert(memory.key, state),
-            None => self.ledgers.remove(&memory.key),
-        };
-        let slot = recent_slot(memory.key.1);
-        if self.recent[slot].0 == memory.key.1 {
-            self.recent[slot] = (-1, DigestType::Dummy);
+    /// Learns what an entry taught of its ledger (see [`assess`](Self::assess)).
+    pub fn learn(&mut self, lesson: Lesson) {
+        let Some(state) = lesson.state else { return };
+        self.ledgers.insert(lesson.key, state);
+        // (The cache serves V1 ledgers, whose scope is 0.)
+        if let (Some(dt), 0) = (state.verified, lesson.key.0) {
+            self.recent[recent_slot(lesson.key.1)] = (lesson.key.1, dt);
         }
     }
 
     /// When the entry whose header `head` holds is neither its ledger's entry 0 nor
-    /// the one after the last entry of its ledger checked: the ledger and entry ids
-    /// of its previous entry as they start a header's fields (big-endian).
-    pub fn missing_predecessor(&self, head: &[u8]) -> Option<[u8; 16]> {
+    /// the one after the last entry of its ledger checked (or in `pending`, an entry
+    /// checked but not yet learned): the ledger and entry ids of its previous entry
+    /// as they start a header's fields (big-endian).
+    pub fn missing_predecessor(&self, head: &[u8], pending: Option<Lesson>) -> Option<[u8; 16]> {
         let (view, _) = HeaderView::read(head)?;
         let id = view.entry_id();
-        let seen = self.ledgers.get(&ledger_key(&view)).and_then(|s| s.last).is_some_and(|(last, _)| last.checked_add(1) == Some(id));
+        let study = Study::new(&self.ledgers, ledger_key(&view), pending);
+        let seen = study.peek().and_then(|s| s.last).is_some_and(|(last, _)| last.checked_add(1) == Some(id));
         if id <= 0 || seen {
             return None;
         }
@@ -522,11 +575,30 @@ impl DigestChecker {
 
     /// Checks one entry, learning its ledger's type under inference.
     pub fn check_one(&mut self, bytes: &[u8]) -> Outcome {
-        self.span_unconfirmed = false;
+        let (outcome, lesson) = self.assess(bytes, None);
+        self.span_unconfirmed = lesson.is_some_and(|l| l.span_unconfirmed);
+        if let Some(lesson) = lesson {
+            self.learn(lesson);
+        }
+        outcome
+    }
+
+    /// Checks one entry as [`check_one`](Self::check_one) does, learning nothing:
+    /// what the entry teaches of its ledger comes back as a lesson, for
+    /// [`learn`](Self::learn) once the entry is taken as one. `base`: a lesson not
+    /// yet learned that the check builds on (the check of the same entry before a
+    /// look-ahead, and what the look-ahead found).
+    pub fn assess(&self, bytes: &[u8], base: Option<Lesson>) -> (Outcome, Option<Lesson>) {
         let view = match HeaderView::parse(bytes) {
             Ok((view, _)) => view,
-            Err(e) => return Outcome::Unframed(e),
+            Err(e) => return (Outcome::Unframed(e), None),
         };
+        let mut study = Study::new(&self.ledgers, ledger_key(&view), base);
+        let outcome = self.assess_in(bytes, &view, &mut study);
+        (outcome, Some(study.lesson()))
+    }
+
+    fn assess_in(&self, bytes: &[u8], view: &HeaderView<'_>, study: &mut Study<'_>) -> Outcome {
         let ledger_id = view.ledger_id();
         let policy = self.setting_of(ledger_id).policy;
         let dt = match (policy, view.declared_digest()) {
@@ -539,18 +611,16 @@ impl DigestChecker {
             (DigestPolicy::Auto, None) => None,
         };
         let outcome = match dt {
-            Some(dt) => self.check_as(bytes, &view, dt, false),
-            None => match self.verified_type(ledger_id) {
-                Some(dt) => self.check_as(bytes, &view, dt, true),
-                None => self.infer(bytes, &view),
+            Some(dt) => self.check_as(bytes, view, dt, false, study),
+            None => match self.studied_type(study) {
+                Some(dt) => self.check_as(bytes, view, dt, true, study),
+                None => self.infer(bytes, view, study),
             },
         };
         if let Outcome::Framed(_, Some(_)) = &outcome {
             // A damaged entry's length field vouches for nothing, though its chain held.
-            if let Some(state) = self.ledgers.get_mut(&ledger_key(&view)) {
-                if state.last.is_some_and(|(id, _)| id == view.entry_id()) {
-                    state.last_vouched = false;
-                }
+            if study.peek().is_some_and(|s| s.last.is_some_and(|(id, _)| id == view.entry_id())) {
+                study.edit().last_vouched = false;
             }
         }
         outcome
@@ -558,7 +628,7 @@ impl DigestChecker {
 
     /// Checks `bytes` under `dt`: named, declared, or (`learned`) the type its
     /// ledger's entries verified under before.
-    fn check_as(&mut self, bytes: &[u8], view: &HeaderView<'_>, dt: DigestType, learned: bool) -> Outcome {
+    fn check_as(&self, bytes: &[u8], view: &HeaderView<'_>, dt: DigestType, learned: bool, study: &mut Study<'_>) -> Outcome {
         let entry = match decode_entry(bytes, Some(dt)) {
             Ok(e) => e,
             Err(e) => return Outcome::Unframed(e),
@@ -569,7 +639,7 @@ impl DigestChecker {
             // Nothing to compute. In a file, the length chain is what there is to
             // check (a phantom entry framed out of damage proves nothing else); an
             // entry on its own is checked as DigestManager checks DUMMY: not at all.
-            return match self.chain_digest_len(view, bytes.len(), true).digest_len {
+            return match self.chain_digest_len(view, bytes.len(), study).digest_len {
                 _ if !self.verify => Outcome::Framed(checked(DigestStatus::NotAsked), None),
                 Some(d) if d != 0 && self.dummy_chains => {
                     Outcome::Framed(checked(DigestStatus::Mismatch), Some(dummy_chain_error(view, d)))
@@ -593,28 +663,28 @@ impl DigestChecker {
         // given, empty or not, as BookKeeper checks it.)
         // A V2 HMAC ledger whose entries the password given never verifies has another
         // (see `LookAhead::finish`): unchecked, as for a V1 ledger.
-        let no_password = !setting.password_given || self.password_fails(ledger_key(view));
+        let no_password = !setting.password_given || study.peek().is_some_and(|s| s.password_fails && s.verified.is_none());
         if dt == DigestType::Hmac && !learned && setting.policy == DigestPolicy::Auto && no_password {
             // Its length chain is what can be checked (as for DUMMY): a size or length
             // field one off is damage, not another password.
-            let chain_len = self.chain_digest_len(view, bytes.len(), true).against_unchecked();
+            let chain_len = self.chain_digest_len(view, bytes.len(), study).against_unchecked();
             if let Some(d) = chain_len.filter(|&d| self.dummy_chains && d != DigestType::Hmac.len() as i64) {
                 return Outcome::Framed(checked(DigestStatus::Mismatch), Some(hmac_chain_error(view, d)));
             }
-            self.span_unconfirmed = chain_len.is_none();
+            study.span_unconfirmed = chain_len.is_none();
             return Outcome::Framed(checked(DigestStatus::Unchecked(Unchecked::NoPassword)), None);
         }
         Outcome::Framed(checked(DigestStatus::Mismatch), Some(entry.digest_mismatch()))
     }
 
     /// A V1 entry under inference whose ledger has not verified before.
-    fn infer(&mut self, bytes: &[u8], view: &HeaderView<'_>) -> Outcome {
+    fn infer(&self, bytes: &[u8], view: &HeaderView<'_>, study: &mut Study<'_>) -> Outcome {
         let ledger_id = view.ledger_id();
         let header = view.to_header();
-        let setting = self.setting_of(ledger_id).clone();
+        let setting = self.setting_of(ledger_id);
         // What the ledger's earlier entries showed, then this entry's own chain.
-        let prior = self.ledgers.get(&ledger_key(view)).copied().unwrap_or_default();
-        let chain = self.chain_digest_len(view, bytes.len(), true);
+        let prior = study.peek().copied().unwrap_or_default();
+        let chain = self.chain_digest_len(view, bytes.len(), study);
         let (chain_len, against_unchecked) = (chain.digest_len, chain.against_unchecked());
         let chained = chain_len.and_then(type_of_digest_len);
         let prior_chained = if prior.chains_disagree { None } else { prior.chained };
@@ -634,7 +704,7 @@ impl DigestChecker {
         for &dt in candidates {
             let Some(entry) = Entry::frame(bytes, Some(dt)) else { continue };
             if entry.digest_matches(setting.digester(dt)) {
-                self.learn_verified(ledger_key(view), dt);
+                study.edit().verified = Some(dt);
                 // Inference computed the digest, so its answer is a verdict either way.
                 let verdict = DigestStatus::Verified;
                 let payload_at = entry.payload_offset() as u32;
@@ -642,7 +712,7 @@ impl DigestChecker {
             }
         }
         if !setting.password_given && candidates.contains(&DigestType::Hmac) && believed == Some(DigestType::Hmac) {
-            self.ledgers.entry(ledger_key(view)).or_default().empty_key_failed = true;
+            study.edit().empty_key_failed = true;
         }
         let Some(dt) = believed else {
             let unknown = CheckedEntry { header, digest_type: None, payload_at: 0, verdict: DigestStatus::Unchecked(Unchecked::UnknownType) };
@@ -653,11 +723,11 @@ impl DigestChecker {
                     return Outcome::Framed(CheckedEntry { verdict: DigestStatus::Mismatch, ..unknown }, Some(chain_error(view, d)));
                 }
             }
-            self.span_unconfirmed = against_unchecked.is_none();
+            study.span_unconfirmed = against_unchecked.is_none();
             return Outcome::Framed(unknown, None);
         };
         let Some(entry) = Entry::frame(bytes, Some(dt)) else {
-            self.span_unconfirmed = against_unchecked.is_none();
+            study.span_unconfirmed = against_unchecked.is_none();
             return Outcome::Framed(
                 CheckedEntry { header, digest_type: None, payload_at: 0, verdict: DigestStatus::Unchecked(Unchecked::UnknownType) },
                 None,
@@ -683,7 +753,7 @@ impl DigestChecker {
                 Outcome::Framed(checked(DigestStatus::Mismatch), Some(hmac_chain_error(view, d)))
             }
             DigestType::Hmac => {
-                self.span_unconfirmed = against_unchecked.is_none();
+                study.span_unconfirmed = against_unchecked.is_none();
                 Outcome::Framed(checked(DigestStatus::Unchecked(Unchecked::NoPassword)), None)
             }
             _ if !self.verify => Outcome::Framed(checked(DigestStatus::NotAsked), None),
@@ -713,12 +783,6 @@ impl DigestChecker {
         })
     }
 
-    /// Whether look-ahead found that the password given verifies none of the
-    /// ledger's entries.
-    fn password_fails(&self, key: LedgerKey) -> bool {
-        self.ledgers.get(&key).is_some_and(|s| s.password_fails && s.verified.is_none())
-    }
-
     /// Whether entries of a V1 ledger under inference verified (so its type is
     /// certain).
     pub fn verified_ledger(&self, key: LedgerKey) -> bool {
@@ -743,43 +807,31 @@ impl DigestChecker {
         .then_some(key)
     }
 
-    fn learn_verified(&mut self, key: LedgerKey, dt: DigestType) {
-        let state = self.ledgers.entry(key).or_default();
-        state.verified = Some(dt);
-        // (The cache serves V1 ledgers, whose scope is 0.)
-        if key.0 == 0 {
-            self.recent[recent_slot(key.1)] = (key.1, dt);
-        }
-    }
-
     /// The digest length this entry's length chain gives (see the module notes),
-    /// recording the entry as its ledger's last. `record` false only looks.
-    fn chain_digest_len(&mut self, view: &HeaderView<'_>, entry_len: usize, record: bool) -> LengthChain {
+    /// recording the entry as its ledger's last in `study`.
+    fn chain_digest_len(&self, view: &HeaderView<'_>, entry_len: usize, study: &mut Study<'_>) -> LengthChain {
         let (entry_id, length) = (view.entry_id(), view.length());
-        let key = ledger_key(view);
-        let state = self.ledgers.get(&key);
+        let state = study.peek();
         let (previous_length, vouched) = match (entry_id, state.and_then(|s| s.last)) {
             (0, _) => (Some(0), true),
             (e, Some((last_id, last_length))) if last_id == e - 1 => (Some(last_length), state.is_some_and(|s| s.last_vouched)),
             _ => (None, false),
         };
         let d = previous_length.and_then(|prev| chained_digest_len(view, entry_len, prev));
-        if record {
-            let state = self.ledgers.entry(key).or_default();
-            let holds = d.is_some_and(|d| type_of_digest_len(d).is_some());
-            // An entry whose chain breaks is not the next one's link: its length
-            // field may be what is damaged.
-            if holds || d.is_none() {
-                state.last = Some((entry_id, length));
-                state.last_vouched = holds;
-            }
-            // (What the chain says of the type matters to V1 entries only: V2 ones
-            // declare it.)
-            if let Some(dt) = d.and_then(type_of_digest_len).filter(|_| view.format() == EntryFormat::V1) {
-                match state.chained {
-                    Some(prev) if prev != dt => state.chains_disagree = true,
-                    _ => state.chained = Some(dt),
-                }
+        let state = study.edit();
+        let holds = d.is_some_and(|d| type_of_digest_len(d).is_some());
+        // An entry whose chain breaks is not the next one's link: its length
+        // field may be what is damaged.
+        if holds || d.is_none() {
+            state.last = Some((entry_id, length));
+            state.last_vouched = holds;
+        }
+        // (What the chain says of the type matters to V1 entries only: V2 ones
+        // declare it.)
+        if let Some(dt) = d.and_then(type_of_digest_len).filter(|_| view.format() == EntryFormat::V1) {
+            match state.chained {
+                Some(prev) if prev != dt => state.chains_disagree = true,
+                _ => state.chained = Some(dt),
             }
         }
         LengthChain { digest_len: d, from_vouched: vouched }
@@ -923,6 +975,36 @@ mod tests {
         // An HMAC ledger with the empty password (Pulsar's) verifies without one.
         let pulsar = ledger(DigestType::Hmac, b"", 9, 3, 10);
         assert!(verdicts(&mut c, &pulsar).iter().all(|v| *v == (Some(DigestType::Hmac), DigestStatus::Verified, false)));
+    }
+
+    #[test]
+    fn assessing_an_entry_learns_nothing_until_its_lesson_is_learned() {
+        let mut c = DigestChecker::new(&LedgerDigestSettings::new(DigestPolicy::Auto, b""), true);
+        let dummy = ledger(DigestType::Dummy, b"", 7, 3, 10);
+        let (first, lesson) = c.assess(&dummy[0], None);
+        assert!(matches!(first, Outcome::Framed(CheckedEntry { digest_type: Some(DigestType::Dummy), verdict: DigestStatus::Verified, .. }, None)));
+        // Not learned: entry 1 has no predecessor yet, so nothing tells its type...
+        let (second, _) = c.assess(&dummy[1], None);
+        assert!(matches!(second, Outcome::Framed(CheckedEntry { digest_type: None, verdict: DigestStatus::Unchecked(Unchecked::UnknownType), .. }, None)));
+        // ...unless the check builds on entry 0's lesson, or the lesson is learned.
+        let (second, _) = c.assess(&dummy[1], lesson);
+        assert!(matches!(second, Outcome::Framed(CheckedEntry { digest_type: Some(DigestType::Dummy), verdict: DigestStatus::Verified, .. }, None)));
+        c.learn(lesson.unwrap());
+        assert_eq!(verdicts(&mut c, &dummy[1..]), vec![(Some(DigestType::Dummy), DigestStatus::Verified, false); 2]);
+    }
+
+    #[test]
+    fn a_look_ahead_lesson_learned_makes_the_ledger_verify_under_the_type_found() {
+        let mut c = DigestChecker::new(&LedgerDigestSettings::new(DigestPolicy::Auto, b""), true);
+        let mut crc = ledger(DigestType::Crc32, b"", 4, 3, 20);
+        crc[0][40] ^= 1;
+        let mut ahead = LookAhead::new((0, 4));
+        assert!(ahead.consider(&c, &crc[2]));
+        let lesson = ahead.lesson(&c, None);
+        assert!(!c.verified_ledger((0, 4)));
+        c.learn(lesson);
+        assert!(c.verified_ledger((0, 4)));
+        assert_eq!(verdicts(&mut c, &crc[..1])[0], (Some(DigestType::Crc32), DigestStatus::Mismatch, true));
     }
 
     #[test]

@@ -186,10 +186,9 @@ impl EntryDecoder {
         if let Some(ledger_id) = self.checker.needs_look_ahead(&outcome) {
             if self.looked_ahead.insert(ledger_id) {
                 let mut learned = LookAhead::new(ledger_id);
-                let certain = later.into_iter().any(|b| learned.consider(&mut self.checker, b));
-                if !certain {
-                    learned.finish(&mut self.checker);
-                }
+                let _certain = later.into_iter().any(|b| learned.consider(&self.checker, b));
+                let lesson = learned.lesson(&self.checker, None);
+                self.checker.learn(lesson);
                 outcome = self.checker.check_one(bytes);
             }
         }

@@ -23,7 +23,7 @@
 
 use std::sync::Arc;
 
-use crate::digest_check::{follows_by_length, CheckedEntry, DigestChecker, LedgerKey, LookAhead, Outcome, DigestStatus, GROUP_LEN};
+use crate::digest_check::{follows_by_length, CheckedEntry, DigestChecker, LedgerKey, Lesson, LookAhead, Outcome, DigestStatus, GROUP_LEN};
 use crate::error::{Error, ErrorKind, Result};
 use crate::files::framing::{entry_head_at, RecordWalk, Framing, Step};
 use crate::files::gap::{Gap, GapKind};
@@ -494,9 +494,10 @@ impl<'a, F: RecordFormat> RecordScan<'a, F> {
 
     /// Looks at the entries after the walk's position (a few MiB, a few thousand
     /// records) for what tells `ledger`'s digest type (see [`LookAhead`]).
-    /// Framing is not changed by it, only what is learned; `keep` (the entry in
-    /// question) stays in the window.
-    fn look_ahead(&mut self, ledger: LedgerKey, keep: usize) {
+    /// Framing is not changed by it; what it finds comes back as a lesson on top of
+    /// `base` (the entry in question's own, not yet learned). `keep` (that entry)
+    /// stays in the window.
+    fn look_ahead(&mut self, ledger: LedgerKey, keep: usize, base: Option<Lesson>) -> Lesson {
         // (Past the range's end too: what is learned decides no framing.)
         let mut walk = self.walk.unbounded();
         let from = walk.position();
@@ -526,11 +527,11 @@ impl<'a, F: RecordFormat> RecordScan<'a, F> {
             }
             let view = self.window.view();
             let Ok(bytes) = view.get(offset + 4, end - offset - 4) else { break };
-            if learned.consider(&mut self.checker, bytes) {
-                return;
+            if learned.consider(&self.checker, bytes) {
+                break;
             }
         }
-        learned.finish(&mut self.checker);
+        learned.lesson(&self.checker, base)
     }
 
     /// One step of the walk as a row (or none).
@@ -555,41 +556,37 @@ impl<'a, F: RecordFormat> RecordScan<'a, F> {
                 self.batch_keep.get_or_insert(offset);
                 let bytes = view.get(offset + 4, end - offset - 4).expect("a step's record is in the window");
                 self.batch_bytes += bytes.len();
-                // Put back if this turns out to be no entry: damage teaches nothing (a
-                // read in ranges never takes it for a record at all).
-                let memory = self.checker.memory_of(bytes);
+                // The checker answers without learning: what the entry teaches is
+                // learned once it is taken as one (damage teaches nothing; a read in
+                // ranges never takes it for a record at all).
                 let mut looked_ahead = None;
-                let mut outcome = self.checker.check_one(bytes);
+                let (mut outcome, mut lesson) = self.checker.assess(bytes, None);
                 if let Some(ledger) = self.checker.needs_look_ahead(&outcome) {
                     // The first entry of a ledger seen here did not verify (damaged, or
                     // of a type the digests cannot tell): the ledger's entries further
                     // on may say which.
                     if self.looked_ahead.insert(ledger) {
                         looked_ahead = Some(ledger);
-                        self.look_ahead(ledger, offset);
-                        {
-                            if !self.window.view().in_window(offset, end - offset) {
-                                self.fetch_whole(Need::new(offset, end - offset))?;
-                            }
-                            let view = self.window.view();
-                            let bytes = view.get(offset + 4, end - offset - 4).expect("the record was fetched back");
-                            outcome = self.checker.check_one(bytes);
+                        let found = self.look_ahead(ledger, offset, lesson);
+                        if !self.window.view().in_window(offset, end - offset) {
+                            self.fetch_whole(Need::new(offset, end - offset))?;
                         }
+                        let view = self.window.view();
+                        let bytes = view.get(offset + 4, end - offset - 4).expect("the record was fetched back");
+                        (outcome, lesson) = self.checker.assess(bytes, Some(found));
                     }
                 }
                 let mismatch = matches!(&outcome, Outcome::Framed(_, Some(e)) if e.kind == ErrorKind::DigestMismatch);
-                let unconfirmed = self.checker.span_unconfirmed();
+                let unconfirmed = lesson.is_some_and(|l| l.span_unconfirmed());
                 let unchecked = matches!(&outcome, Outcome::Framed(c, None) if matches!(c.verdict, DigestStatus::Unchecked(_)));
                 // An unchecked entry whose size and length fields agree may still have
                 // lost bytes from inside: the record after it then lacks its ledger's
                 // previous entry, which this one may hold.
-                let suspect = unconfirmed || (unchecked && !reframed && self.may_hold_next_predecessor(offset, end));
+                let suspect = unconfirmed || (unchecked && !reframed && self.may_hold_next_predecessor(offset, end, lesson));
                 if !reframed && (mismatch || suspect) {
                     if let Some(step) = self.split_failed(offset, end, suspect) {
-                        // Not one entry: the span before the records it held, then them.
-                        if let Some(memory) = memory {
-                            self.checker.restore(memory);
-                        }
+                        // Not one entry: the span before the records it held, then them
+                        // (its lesson is not learned).
                         if let Some(ledger) = looked_ahead {
                             self.looked_ahead.remove(&ledger);
                         }
@@ -597,9 +594,12 @@ impl<'a, F: RecordFormat> RecordScan<'a, F> {
                         self.batch_bytes -= end - offset - 4;
                         return self.take_step(sink, step);
                     }
-                    if !self.window.view().in_window(offset, end - offset) {
-                        self.fetch_whole(Need::new(offset, end - offset))?;
-                    }
+                }
+                if let Some(lesson) = lesson {
+                    self.checker.learn(lesson);
+                }
+                if !reframed && (mismatch || suspect) && !self.window.view().in_window(offset, end - offset) {
+                    self.fetch_whole(Need::new(offset, end - offset))?;
                 }
                 if !self.report_digests {
                     // Unverified reads say nothing of digests (what the digest check
@@ -659,13 +659,13 @@ impl<'a, F: RecordFormat> RecordScan<'a, F> {
     /// `[offset, end)` holds that entry's ids as a header would (a search much cheaper
     /// than looking for records inside it). Fetches what it needs while the entry
     /// stays in the window.
-    fn may_hold_next_predecessor(&mut self, offset: usize, end: usize) -> bool {
+    fn may_hold_next_predecessor(&mut self, offset: usize, end: usize, pending: Option<Lesson>) -> bool {
         let hold = if self.retain { self.batch_keep.map_or(offset, |b| b.min(offset)) } else { offset };
         loop {
             let view = self.window.view();
             match entry_head_at(&self.framing, &view, end) {
                 Ok(Some((head, _))) => {
-                    let Some(ids) = self.checker.missing_predecessor(head) else { return false };
+                    let Some(ids) = self.checker.missing_predecessor(head, pending) else { return false };
                     let Ok(bytes) = view.get(offset + 5, end - offset - 5) else { return false };
                     return memchr::memmem::find(bytes, &ids).is_some();
                 }
