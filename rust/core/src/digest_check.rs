@@ -17,7 +17,9 @@
 //!    DUMMY entry is then verified as DigestManager verifies it (it proves only its
 //!    ids), an HMAC entry without its password is *unchecked* (located, never called
 //!    damaged), a CRC entry is a mismatch. Entries with no chain of their own take
-//!    the last type their ledger's chain gave, unless two chains disagreed.
+//!    the last type their ledger's chain gave, unless two chains disagreed. (Only
+//!    DUMMY and HMAC carry over: a CRC the chain names is checked on the spot, and
+//!    either verifies, and is learned, or is refuted with its entry.)
 //! 4. With none of these the entry is unchecked, its type unknown.
 //!
 //! A DUMMY entry whose own chain gives a digest length other than 0 is flagged: with
@@ -827,8 +829,11 @@ impl DigestChecker {
             state.last_vouched = holds;
         }
         // (What the chain says of the type matters to V1 entries only: V2 ones
-        // declare it.)
-        if let Some(dt) = d.and_then(type_of_digest_len).filter(|_| view.format() == EntryFormat::V1) {
+        // declare it. A CRC it names is no evidence for the ledger's other entries:
+        // its own digest either verifies, and the type is learned as verified, or
+        // refutes it, and the length field may be what is damaged.)
+        let evidence = |dt: &DigestType| matches!(dt, DigestType::Dummy | DigestType::Hmac);
+        if let Some(dt) = d.and_then(type_of_digest_len).filter(evidence).filter(|_| view.format() == EntryFormat::V1) {
             match state.chained {
                 Some(prev) if prev != dt => state.chains_disagree = true,
                 _ => state.chained = Some(dt),
@@ -1021,6 +1026,22 @@ mod tests {
         // A lone HMAC entry (not entry 0, no predecessor): nothing tells its type.
         let lone = &ledger(DigestType::Hmac, b"pw", 5, 4, 20)[3];
         assert_eq!(verdicts(&mut c, std::slice::from_ref(lone))[0], (None, DigestStatus::Unchecked(Unchecked::UnknownType), false));
+    }
+
+    #[test]
+    fn a_crc_type_a_damaged_length_field_suggests_is_not_carried_to_other_entries() {
+        let mut c = DigestChecker::new(&LedgerDigestSettings::default(), true).with_dummy_chains();
+        let mut entries = ledger(DigestType::Dummy, b"", 6, 4, 10);
+        // Entry 0's length 8 short: its chain leaves 8 bytes, a CRC-32 digest's
+        // length, and no CRC verifies it. Entry 1's chain then breaks, and entry 2
+        // has none of its own.
+        let length = i64::from_be_bytes(entries[0][24..32].try_into().unwrap()) - 8;
+        entries[0][24..32].copy_from_slice(&length.to_be_bytes());
+        let got = verdicts(&mut c, &entries[..1]);
+        assert_eq!(got[0], (Some(DigestType::Crc32), DigestStatus::Mismatch, true));
+        // Entry 2 is intact: not called a CRC mismatch for what entry 0's damage said.
+        let got = verdicts(&mut c, &entries[2..3]);
+        assert_eq!(got[0], (None, DigestStatus::Unchecked(Unchecked::UnknownType), false));
     }
 
     #[test]
