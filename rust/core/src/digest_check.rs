@@ -32,6 +32,7 @@
 
 use std::borrow::BorrowMut;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::digest::{crc32c_concat_many, DigestType, Digester};
 use crate::digest_policy::DigestPolicy;
@@ -300,6 +301,71 @@ fn recent_slot(ledger_id: i64) -> usize {
     ((ledger_id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize
 }
 
+/// The digest settings of a stream, keyed: which types each ledger's entries may
+/// be checked under, and their digesters. The checker checks with them; a file's
+/// framing asks them, with no memory, whether a record's digest verifies (so the
+/// answer is the same wherever the record is met, as byte ranges need).
+#[derive(Debug)]
+pub struct DigestKeys {
+    /// The default first, then the distinct settings of ledgers with metadata.
+    settings: Vec<Setting>,
+    by_ledger: HashMap<i64, usize>,
+}
+
+impl DigestKeys {
+    pub fn new(digests: &LedgerDigestSettings) -> Arc<Self> {
+        let (default_policy, default_password) = digests.default_setting();
+        let mut settings = vec![Setting::new(default_policy, default_password, digests.default_password_given())];
+        let mut keys: Vec<(DigestPolicy, Vec<u8>)> = vec![(default_policy, default_password.to_vec())];
+        let mut by_ledger = HashMap::new();
+        for (ledger_id, policy, password) in digests.ledger_settings() {
+            let key = (policy, password.to_vec());
+            let index = match keys.iter().position(|k| *k == key) {
+                Some(i) => i,
+                None => {
+                    settings.push(Setting::new(policy, &password, !password.is_empty()));
+                    keys.push(key);
+                    settings.len() - 1
+                }
+            };
+            by_ledger.insert(ledger_id, index);
+        }
+        Arc::new(DigestKeys { settings, by_ledger })
+    }
+
+    #[inline(always)]
+    fn setting_of(&self, ledger_id: i64) -> &Setting {
+        if self.by_ledger.is_empty() {
+            return &self.settings[0];
+        }
+        &self.settings[self.by_ledger.get(&ledger_id).copied().unwrap_or(0)]
+    }
+
+    /// Whether any ledger's entries may carry a digest that is computed (not all
+    /// named DUMMY): else no record's digest can verify.
+    pub fn computes_any(&self) -> bool {
+        self.settings.iter().any(|s| s.policy != DigestPolicy::Fixed(DigestType::Dummy))
+    }
+
+    /// The type whose computed digest verifies the entry `bytes`, among those its
+    /// ledger's may be: the type named for it, the one it declares (V2), or under
+    /// `Auto` those inference tries (CRC-32C, CRC-32, HMAC with the password given
+    /// or the empty one). Memoryless: what the ledger's other entries showed plays
+    /// no part.
+    pub fn verifying_type(&self, bytes: &[u8]) -> Option<DigestType> {
+        let (view, _) = HeaderView::read(bytes)?;
+        let setting = self.setting_of(view.ledger_id());
+        let verifies = |dt: DigestType| {
+            dt != DigestType::Dummy && Entry::frame(bytes, Some(dt)).is_some_and(|e| e.digest_matches(setting.digester(dt)))
+        };
+        match (setting.policy, view.declared_digest()) {
+            (DigestPolicy::Fixed(named), Some(declared)) if named != declared => None,
+            (DigestPolicy::Fixed(dt), _) | (DigestPolicy::Auto, Some(dt)) => verifies(dt).then_some(dt),
+            (DigestPolicy::Auto, None) => [DigestType::Crc32c, DigestType::Crc32, DigestType::Hmac].into_iter().find(|&dt| verifies(dt)),
+        }
+    }
+}
+
 /// Checks the entries of one stream (a batch, a file) in order under one set of
 /// digest settings, remembering what inference learns per ledger.
 #[derive(Debug, Clone)]
@@ -307,9 +373,7 @@ pub struct DigestChecker {
     verify: bool,
     /// Whether a DUMMY entry whose length chain breaks is flagged (file scans).
     dummy_chains: bool,
-    /// The default first, then the distinct settings of ledgers with metadata.
-    settings: Vec<Setting>,
-    by_ledger: HashMap<i64, usize>,
+    keys: Arc<DigestKeys>,
     ledgers: HashMap<LedgerKey, LedgerState>,
     recent: Vec<(i64, DigestType)>,
     /// Whether the last entry checked was unchecked with nothing to confirm its span
@@ -370,27 +434,15 @@ pub fn follows_by_length(entry: &[u8], next: &[u8], next_len: usize) -> bool {
 impl DigestChecker {
     /// Checks under `digests`; `verify` false computes digests only to infer types.
     pub fn new(digests: &LedgerDigestSettings, verify: bool) -> Self {
-        let (default_policy, default_password) = digests.default_setting();
-        let mut settings = vec![Setting::new(default_policy, default_password, digests.default_password_given())];
-        let mut keys: Vec<(DigestPolicy, Vec<u8>)> = vec![(default_policy, default_password.to_vec())];
-        let mut by_ledger = HashMap::new();
-        for (ledger_id, policy, password) in digests.ledger_settings() {
-            let key = (policy, password.to_vec());
-            let index = match keys.iter().position(|k| *k == key) {
-                Some(i) => i,
-                None => {
-                    settings.push(Setting::new(policy, &password, !password.is_empty()));
-                    keys.push(key);
-                    settings.len() - 1
-                }
-            };
-            by_ledger.insert(ledger_id, index);
-        }
+        DigestChecker::with_keys(DigestKeys::new(digests), verify)
+    }
+
+    /// Checks with `keys` (shared with the framing of the same scan).
+    pub fn with_keys(keys: Arc<DigestKeys>, verify: bool) -> Self {
         DigestChecker {
             verify,
             dummy_chains: false,
-            settings,
-            by_ledger,
+            keys,
             ledgers: HashMap::new(),
             recent: vec![(-1, DigestType::Dummy); RECENT_SLOTS],
             span_unconfirmed: false,
@@ -411,15 +463,12 @@ impl DigestChecker {
 
     /// The single policy of every ledger, when no ledger has its own settings.
     pub fn sole_policy(&self) -> Option<DigestPolicy> {
-        self.by_ledger.is_empty().then(|| self.settings[0].policy)
+        self.keys.by_ledger.is_empty().then(|| self.keys.settings[0].policy)
     }
 
     #[inline(always)]
     fn setting_of(&self, ledger_id: i64) -> &Setting {
-        if self.by_ledger.is_empty() {
-            return &self.settings[0];
-        }
-        &self.settings[self.by_ledger.get(&ledger_id).copied().unwrap_or(0)]
+        self.keys.setting_of(ledger_id)
     }
 
     /// The type a V1 ledger under inference verified with, through the cache.
@@ -769,20 +818,16 @@ impl DigestChecker {
     /// inference tries them. Learns nothing; see [`DigestChecker::learn`].
     pub fn probe(&self, bytes: &[u8]) -> Option<DigestType> {
         let (view, _) = HeaderView::read(bytes)?;
-        let setting = self.setting_of(view.ledger_id());
-        if setting.policy != DigestPolicy::Auto {
-            return None;
-        }
-        // A V2 entry declares its type: only whether an HMAC one's password is the
-        // one given is left to find out.
-        let candidates: &[DigestType] = match view.declared_digest() {
-            None => &[DigestType::Crc32c, DigestType::Crc32, DigestType::Hmac],
-            Some(DigestType::Hmac) => &[DigestType::Hmac],
-            Some(_) => return None,
-        };
-        candidates.iter().copied().find(|&dt| {
-            Entry::frame(bytes, Some(dt)).is_some_and(|e| e.digest_matches(setting.digester(dt)))
-        })
+        // Only what inference learns: a V1 ledger's type, or whether a V2 HMAC
+        // ledger's password is the one given.
+        let learns = self.setting_of(view.ledger_id()).policy == DigestPolicy::Auto
+            && matches!(view.declared_digest(), None | Some(DigestType::Hmac));
+        learns.then(|| self.keys.verifying_type(bytes)).flatten()
+    }
+
+    /// The keys the checker checks with.
+    pub fn keys(&self) -> &Arc<DigestKeys> {
+        &self.keys
     }
 
     /// Whether entries of a V1 ledger under inference verified (so its type is

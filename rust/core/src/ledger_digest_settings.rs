@@ -7,9 +7,7 @@
 
 use std::collections::HashMap;
 
-use crate::digest::DigestType;
 use crate::digest_policy::DigestPolicy;
-use crate::files::FramingDigests;
 use crate::metadata::LedgerDigestInfo;
 
 /// A default policy and password, and the settings of the ledgers whose metadata is known.
@@ -95,41 +93,13 @@ impl LedgerDigestSettings {
         let policy = info.digest_type.map_or(self.default_policy, DigestPolicy::Fixed);
         (policy, password.clone())
     }
-
-    /// The digests a resynchronising scan may use to confirm a record: every type and
-    /// password in use, and under `Auto` the types it infers.
-    pub fn scan_options(&self) -> FramingDigests {
-        let mut settings: Vec<(DigestType, Vec<u8>)> = Vec::new();
-        let mut add = |policy: DigestPolicy, password: &[u8]| {
-            let types = match policy {
-                DigestPolicy::Fixed(dt) => vec![dt],
-                DigestPolicy::Auto if password.is_empty() => vec![DigestType::Crc32c, DigestType::Crc32],
-                DigestPolicy::Auto => vec![DigestType::Crc32c, DigestType::Crc32, DigestType::Hmac],
-            };
-            for dt in types {
-                let key = if dt == DigestType::Hmac { password.to_vec() } else { Vec::new() };
-                if dt != DigestType::Dummy && !settings.contains(&(dt, key.clone())) {
-                    settings.push((dt, key));
-                }
-            }
-        };
-        add(self.default_policy, &self.default_password);
-        let mut ids: Vec<&i64> = self.ledgers.keys().collect();
-        ids.sort();
-        for id in ids {
-            let (policy, password) = self.policy_of(&self.ledgers[id]);
-            add(policy, &password);
-        }
-        settings.into_iter().fold(FramingDigests::new(), |o, (dt, pw)| o.with_digest(dt, &pw))
-    }
-
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::digest::Digester;
-    use crate::digest_check::{DigestChecker, Outcome, DigestStatus};
+    use crate::digest::{DigestType, Digester};
+    use crate::digest_check::{DigestChecker, DigestKeys, Outcome, DigestStatus};
     use crate::entry::{encode_entry, EntryHeader};
 
     fn entry(dt: DigestType, pw: &[u8], ledger: i64) -> Vec<u8> {
@@ -177,16 +147,30 @@ mod tests {
     }
 
     #[test]
-    fn scan_options_cover_every_setting_once() {
+    fn framing_asks_each_ledgers_own_digest_setting_without_memory() {
         let digests = LedgerDigestSettings::new(DigestPolicy::Auto, b"pw")
             .with_ledger(1, info(Some(DigestType::Hmac), b"pw"))
             .with_ledger(2, info(Some(DigestType::Hmac), b"other"))
             .with_ledger(3, info(Some(DigestType::Dummy), b""));
-        assert_eq!(
-            digests.scan_options().digest_types(),
-            [DigestType::Crc32c, DigestType::Crc32, DigestType::Hmac, DigestType::Hmac]
-        );
-        let fixed = LedgerDigestSettings::new(DigestPolicy::Fixed(DigestType::Crc32), b"");
-        assert_eq!(fixed.scan_options().digest_types(), [DigestType::Crc32]);
+        let keys = DigestKeys::new(&digests);
+        assert!(keys.computes_any());
+        assert_eq!(keys.verifying_type(&entry(DigestType::Hmac, b"pw", 1)), Some(DigestType::Hmac));
+        assert_eq!(keys.verifying_type(&entry(DigestType::Hmac, b"other", 2)), Some(DigestType::Hmac));
+        // Another ledger's password, or a type its metadata does not name: no.
+        assert_eq!(keys.verifying_type(&entry(DigestType::Hmac, b"pw", 2)), None);
+        assert_eq!(keys.verifying_type(&entry(DigestType::Crc32, b"", 1)), None);
+        // DUMMY computes nothing to verify.
+        assert_eq!(keys.verifying_type(&entry(DigestType::Dummy, b"", 3)), None);
+        // A ledger without metadata: the types inference tries, HMAC keyed with the
+        // password given.
+        assert_eq!(keys.verifying_type(&entry(DigestType::Crc32, b"", 9)), Some(DigestType::Crc32));
+        assert_eq!(keys.verifying_type(&entry(DigestType::Hmac, b"pw", 9)), Some(DigestType::Hmac));
+        // Without a password, the empty one (Pulsar's).
+        let auto = DigestKeys::new(&LedgerDigestSettings::default());
+        assert_eq!(auto.verifying_type(&entry(DigestType::Hmac, b"", 9)), Some(DigestType::Hmac));
+        let fixed = DigestKeys::new(&LedgerDigestSettings::new(DigestPolicy::Fixed(DigestType::Crc32), b""));
+        assert_eq!(fixed.verifying_type(&entry(DigestType::Crc32c, b"", 9)), None);
+        let dummy = DigestKeys::new(&LedgerDigestSettings::new(DigestPolicy::Fixed(DigestType::Dummy), b""));
+        assert!(!dummy.computes_any());
     }
 }

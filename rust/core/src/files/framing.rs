@@ -9,7 +9,7 @@
 //!   the size field frames a plausible header (ids non-negative, the format's
 //!   minimum length), and the record is confirmed (an anchor record that passes its
 //!   exact form, or two more plausible records after it, or a clean end, or a
-//!   configured digest) or nothing contradicts it: no sync point lies inside it. A
+//!   verifying digest) or nothing contradicts it: no sync point lies inside it. A
 //!   garbage size that fits in the file is caught by the last test and cannot
 //!   swallow the good records it covers (unless it points exactly at a later record
 //!   boundary, which framing alone cannot tell from a real size: then the entry's
@@ -22,10 +22,15 @@
 //!   plausible records follow it or the chain ends cleanly (end of file, or a run of
 //!   zeros to the end or of fill bytes to a 4 KiB boundary starting exactly there, or
 //!   an anchor whose marks survive damage to its content, see [`Framing::ends_chain`]), or,
-//!   for records up to 64 KiB, a configured digest verifies. Of two such records
+//!   for records up to 64 KiB, its digest verifies. Of two such records
 //!   starting less than 36 bytes apart (a real header and the same header read a
 //!   few bytes off), one is ruled out (see [`RecordWalk::is_sync`]); a record whose
 //!   digest verifies is never the one ruled out.
+//!
+//! A digest *verifies* when the type its ledger's setting allows (named, declared,
+//! or one inference tries) matches: the framing asks the scan's [`DigestKeys`], the
+//! keys its checker checks with, without the checker's memory, so the answer is the
+//! same wherever a record is met.
 //!
 //! Where the walk loses step (a size field that frames no record, zeros where a
 //! record should start, a record that nothing confirms and something contradicts:
@@ -60,10 +65,11 @@
 //! where the next range starts: each byte is still reported once.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use memchr::{memchr, memchr2};
 
-use crate::digest::{DigestType, Digester};
+use crate::digest_check::DigestKeys;
 use crate::entry::HeaderLayout;
 use crate::files::gap::{Gap, GapKind};
 use crate::files::plausible::Plausibility;
@@ -99,32 +105,6 @@ const SHIFT_WINDOW: usize = MIN_RECORD_SPAN;
 const MAX_TILING_RECORDS: usize = 64;
 /// Direct-I/O writers pad to this boundary.
 pub(crate) const PADDING_BLOCK: usize = 4096;
-
-/// Digests the scanners may use to confirm a record where framing alone is ambiguous.
-/// Scanners never require a digest; without one they rely on framing only.
-#[derive(Debug, Clone, Default)]
-pub struct FramingDigests {
-    pub(crate) digesters: Vec<Digester>,
-}
-
-impl FramingDigests {
-    pub fn new() -> Self {
-        FramingDigests::default()
-    }
-
-    /// Adds a digest type to try (`password` matters only for HMAC). Logs that mix
-    /// ledgers of several digest types can name each.
-    pub fn with_digest(mut self, digest_type: DigestType, password: &[u8]) -> Self {
-        if digest_type != DigestType::Dummy {
-            self.digesters.push(Digester::new(digest_type, password));
-        }
-        self
-    }
-
-    pub fn digest_types(&self) -> Vec<DigestType> {
-        self.digesters.iter().map(|d| d.digest_type()).collect()
-    }
-}
 
 /// What a framing says about the bytes at a size field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,8 +151,18 @@ pub(crate) trait Framing {
     /// `strict` adds the tests a sync point must pass.
     fn check(&self, v: &View<'_>, p: usize, strict: bool) -> Fetch<Check<Self::Kind>>;
 
-    /// Whether a configured digest verifies the record `[p, end)`.
-    fn verifies(&self, v: &View<'_>, p: usize, end: usize, kind: Self::Kind) -> Fetch<bool>;
+    /// The digest keys of the scan: its checker checks with them, and the framing
+    /// asks them, with no memory, whether a record's digest verifies.
+    fn digest_keys(&self) -> &Arc<DigestKeys>;
+
+    /// Whether the record `[p, end)` is an entry whose digest verifies under a type
+    /// its ledger's entries may have.
+    fn verifies(&self, v: &View<'_>, p: usize, end: usize, kind: Self::Kind) -> Fetch<bool> {
+        if !self.is_entry(kind) || !self.digest_keys().computes_any() {
+            return Ok(false);
+        }
+        Ok(self.digest_keys().verifying_type(v.get(p + 4, end - p - 4)?).is_some())
+    }
 
     /// Whether `[p + 4, end)` is an entry whose digest verifies, though the size
     /// field at `p` says otherwise.
@@ -458,7 +448,7 @@ impl<K: Copy> RecordWalk<K> {
     }
 
     /// Moves past the first records of an [`RecordWalk::clean_entries`] from here, `[offset,
-    /// end)`, each of which a configured digest verified.
+    /// end)`, each of which its digest verified.
     pub(crate) fn accept_verified(&mut self, offset: usize, end: usize) {
         assert!(offset == self.pos && self.in_step() && offset < end, "verified records are the next ones");
         self.pos = end;
@@ -831,7 +821,7 @@ impl<K: Copy> RecordWalk<K> {
         Ok(true)
     }
 
-    /// Whether the record `[p, end)` is an entry a configured digest verifies (for
+    /// Whether the record `[p, end)` is an entry whose digest verifies (for
     /// telling a real record from a shifted view of one; bounded like the rescue).
     fn digest_confirms<F: Framing<Kind = K>>(&mut self, f: &F, v: &View<'_>, p: usize, end: usize) -> Fetch<bool> {
         if end - p > MAX_DIGEST_RESCUE {
@@ -881,7 +871,7 @@ impl<K: Copy> RecordWalk<K> {
 
     /// The end of the record at `p` if it passes the strict tests and is confirmed:
     /// an anchor, two more records after it (or a clean end), or, for small records,
-    /// a configured digest.
+    /// its digest.
     fn frames_strongly<F: Framing<Kind = K>>(&mut self, f: &F, v: &View<'_>, p: usize) -> Fetch<Option<usize>> {
         if p + 4 > v.len() || v.i32_at(p)? == 0 || f.fill() == Some(v.byte(p)?) {
             return Ok(None);

@@ -28,7 +28,6 @@ pub mod location;
 pub mod source;
 
 pub use entry_log::{EntryLog, EntryLogHeader, EntryLogItem, EntryLogLayout, EntryLogWriter, LedgersMap};
-pub use framing::FramingDigests;
 pub use gap::{Gap, GapKind};
 pub use index_file::{IndexFile, IndexHeader};
 pub use journal::{Journal, JournalHeader, JournalItem, JournalRecord, JournalWriter};

@@ -5,8 +5,7 @@
 
 use zerocopy::FromBytes;
 
-use crate::entry::{decode_entry, parse_header, HeaderIds, HeaderLayout, HeaderView};
-use crate::files::framing::FramingDigests;
+use crate::entry::{HeaderIds, HeaderLayout, HeaderView};
 
 /// Entry ids and ledger lengths at or above these are taken as random bytes when
 /// looking for a sync point (real ledgers are rolled long before).
@@ -78,17 +77,6 @@ pub(crate) fn torn_entry_plausibility(head: &[u8], n: usize) -> Plausibility {
         return Plausibility::Implausible;
     }
     Plausibility::Plausible
-}
-
-/// Whether one of the configured digests verifies the entry (a V2 entry only under
-/// the digest type it declares).
-pub(crate) fn entry_verifies(options: &FramingDigests, bytes: &[u8]) -> bool {
-    let Ok((_, declared)) = parse_header(bytes) else { return false };
-    options.digesters.iter().any(|d| {
-        let dt = d.digest_type();
-        declared.is_none_or(|x| x == dt)
-            && decode_entry(bytes, Some(dt)).is_ok_and(|e| e.digest_matches(d))
-    })
 }
 
 #[cfg(test)]

@@ -234,7 +234,7 @@ pub(crate) struct RecordScan<'a, F: RecordFormat> {
 
 impl<'a, F: RecordFormat> RecordScan<'a, F> {
     pub(crate) fn new(window: Window<'a>, framing: F, walk: RecordWalk<F::Kind>, settings: &RecordScanSettings) -> Self {
-        let checker = DigestChecker::new(&settings.digests, true).with_dummy_chains();
+        let checker = DigestChecker::with_keys(framing.digest_keys().clone(), true).with_dummy_chains();
         let records_end = walk.position();
         RecordScan {
             window,

@@ -15,6 +15,7 @@ pub(crate) use scan::EntryLogFraming;
 pub use writer::EntryLogWriter;
 
 use crate::bytes::{i32_at, i64_at, slice_at};
+use crate::digest_check::DigestKeys;
 use crate::error::{Error, ErrorKind, Result};
 use crate::files::framing::RecordWalk;
 use crate::files::scan::{LentScan, RecordScanSettings};
@@ -275,7 +276,7 @@ pub(crate) fn open_scan<'a>(
         Err(_) => EntryLogLayout::detect_in(&*source),
     };
     let data_start = layout.data_start();
-    let framing = EntryLogFraming::new(&*source, layout, header.as_ref().ok(), &settings.digests.scan_options());
+    let framing = EntryLogFraming::new(&*source, layout, header.as_ref().ok(), DigestKeys::new(&settings.digests));
     let mut walk = RecordWalk::new(len as usize, data_start as usize, settings.start, settings.end);
     let from_start = settings.start == 0 && settings.end > 0;
     let header_gap = if len < data_start {

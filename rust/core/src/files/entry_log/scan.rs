@@ -1,16 +1,19 @@
 //! Scanning entry logs: records, ledgers-map records and gaps, zero-copy.
 
+use std::sync::Arc;
+
 use crate::bytes::i64_unchecked;
+use crate::digest_check::DigestKeys;
 use crate::digest::DigestType;
 use crate::entry::{decode_entry, parse_header, Entry, EntryHeader};
 use crate::error::Result;
 use crate::files::entry_log::ledgers_map::{map_record_pairs, map_region, MAP_ENTRY_ID, MAP_LEDGER_ID};
 use crate::files::entry_log::writer::PADDING_BYTE;
 use crate::files::entry_log::{record_at, EntryLogHeader, EntryLogLayout, LEDGERS_MAP_MAX_BATCH, RECORD_HEAD};
-use crate::files::framing::{Check, Framing, FramingDigests, Step, MAX_SYNC_RECORD};
+use crate::files::framing::{Check, Framing, Step, MAX_SYNC_RECORD};
 use crate::files::gap::{Gap, GapKind};
 use crate::files::location::Location;
-use crate::files::plausible::{entry_plausibility, entry_verifies, torn_entry_plausibility, Plausibility};
+use crate::files::plausible::{entry_plausibility, torn_entry_plausibility, Plausibility};
 use crate::files::source::ReadAt;
 use crate::files::scan::{LentScan, OtherRecord, RecordFormat};
 use crate::files::window::{Fetch, View};
@@ -24,9 +27,9 @@ pub(crate) enum RecordKind {
     LedgersMap,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct EntryLogFraming {
-    options: FramingDigests,
+    keys: Arc<DigestKeys>,
     /// Where the ledgers map the header points at starts, when the file bears the
     /// header out (map records frame there, or the map's first size field or the
     /// file's length is what the header's ledger count gives): from there on only
@@ -42,7 +45,7 @@ pub(crate) struct EntryLogFraming {
 
 impl EntryLogFraming {
     /// The framing of a log of `layout` whose header (when it parses) is `header`.
-    pub(crate) fn new(source: &dyn ReadAt, layout: EntryLogLayout, header: Option<&EntryLogHeader>, options: &FramingDigests) -> Self {
+    pub(crate) fn new(source: &dyn ReadAt, layout: EntryLogLayout, header: Option<&EntryLogHeader>, keys: Arc<DigestKeys>) -> Self {
         let fill = match layout {
             EntryLogLayout::Direct => Some(PADDING_BYTE),
             EntryLogLayout::Legacy => None,
@@ -51,7 +54,7 @@ impl EntryLogFraming {
             Some((start, end)) => (Some(start), end),
             None => (None, usize::MAX),
         };
-        EntryLogFraming { options: options.clone(), map_start, map_end, fill }
+        EntryLogFraming { keys, map_start, map_end, fill }
     }
 
     /// Whether `p` lies in the map region (where only map records may be).
@@ -137,11 +140,8 @@ impl Framing for EntryLogFraming {
         Ok(Check::framed(kind, verdict, torn, end, len, strict))
     }
 
-    fn verifies(&self, v: &View<'_>, p: usize, end: usize, kind: RecordKind) -> Fetch<bool> {
-        if kind != RecordKind::Entry || self.options.digesters.is_empty() {
-            return Ok(false);
-        }
-        Ok(entry_verifies(&self.options, v.get(p + 4, end - p - 4)?))
+    fn digest_keys(&self) -> &Arc<DigestKeys> {
+        &self.keys
     }
 
     fn is_anchor(&self, kind: RecordKind) -> bool {
@@ -160,7 +160,7 @@ impl Framing for EntryLogFraming {
     }
 
     fn reframe(&self, v: &View<'_>, p: usize, end: usize) -> Fetch<Option<RecordKind>> {
-        if self.options.digesters.is_empty() || end < p + 4 + MIN_RECORD {
+        if !self.keys.computes_any() || end < p + 4 + MIN_RECORD {
             return Ok(None);
         }
         let head = v.get(p + 4, 41.min(end - p - 4))?;
@@ -169,7 +169,7 @@ impl Framing for EntryLogFraming {
             return Ok(None);
         }
         let bytes = v.get(p + 4, end - p - 4)?;
-        Ok(entry_verifies(&self.options, bytes).then_some(RecordKind::Entry))
+        Ok(self.keys.verifying_type(bytes).map(|_| RecordKind::Entry))
     }
 }
 
@@ -196,7 +196,7 @@ pub struct LogEntry<'a> {
     /// The entry exactly as stored.
     pub bytes: &'a [u8],
     /// The size field was damaged: the entry was framed by where the next record
-    /// starts, and a configured digest verified it.
+    /// starts, and a digest its ledger may have verified it.
     pub reframed: bool,
 }
 

@@ -47,7 +47,7 @@ const REFRAME_BUDGET: usize = 64 << 20;
 /// one), then the fewest damaged bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Evidence {
-    /// Entry bytes a configured digest verifies.
+    /// Entry bytes whose digest verifies.
     pub verified: usize,
     /// Entry bytes whose header follows the entry before it by the length chain.
     pub linked: usize,

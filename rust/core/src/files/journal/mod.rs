@@ -11,6 +11,7 @@ pub(crate) use scan::JournalFraming;
 pub use writer::JournalWriter;
 
 use crate::bytes::{i32_at, i64_at};
+use crate::digest_check::DigestKeys;
 use crate::files::plausible::MAX_SYNC_ENTRY_ID;
 use crate::files::source::ReadAt;
 use crate::error::{Error, ErrorKind, Result};
@@ -108,7 +109,7 @@ impl<'a> Journal<'a> {
     pub fn scan_from(&self, digests: &LedgerDigestSettings, offset: u64) -> JournalScanner<'a> {
         let at = offset.max(self.header.data_start()).min(self.data.len() as u64) as usize;
         let settings = RecordScanSettings { verify: false, ..RecordScanSettings::new(digests.clone()) };
-        let framing = JournalFraming::new(&digests.scan_options());
+        let framing = JournalFraming::new(DigestKeys::new(digests));
         let walk = RecordWalk::in_step_at(self.data.len(), at);
         let scan = RecordScan::new(Window::lent(self.data), framing, walk, &settings);
         JournalScanner::new(self.data, LentScan::new(scan))
@@ -261,7 +262,7 @@ pub(crate) fn open_scan<'a>(
         Err(e) if e.kind == ErrorKind::Io => return Err(e.clone()),
         _ => {}
     }
-    let framing = JournalFraming::new(&settings.digests.scan_options()).with_mark(last_mark);
+    let framing = JournalFraming::new(DigestKeys::new(&settings.digests)).with_mark(last_mark);
     let mut walk = crate::files::framing::RecordWalk::new(len as usize, data_start as usize, settings.start, settings.end);
     // Said by the range the end of the file belongs to (which warmed up, so knows
     // where the records before it ended).

@@ -1,16 +1,19 @@
 //! Scanning journals: data records, meta records, padding records and gaps, zero-copy.
 
+use std::sync::Arc;
+
 use crate::bytes::i64_unchecked;
+use crate::digest_check::DigestKeys;
 use crate::digest::DigestType;
 use crate::entry::{decode_entry, parse_header, Entry, EntryFormat, EntryHeader};
 use crate::error::Result;
-use crate::files::framing::{Check, Framing, FramingDigests, Step, MAX_SYNC_RECORD};
+use crate::files::framing::{Check, Framing, Step, MAX_SYNC_RECORD};
 use crate::files::gap::{Gap, GapKind};
 use crate::files::journal::{
     METAENTRY_ID_FENCE_KEY, METAENTRY_ID_LEDGER_EXPLICITLAC, METAENTRY_ID_LEDGER_KEY, PADDING_MASK,
     SECTOR_SIZE,
 };
-use crate::files::plausible::{entry_plausibility, entry_verifies, torn_entry_plausibility, Plausibility};
+use crate::files::plausible::{entry_plausibility, torn_entry_plausibility, Plausibility};
 use crate::files::runs::first_not;
 use crate::files::scan::{LentScan, OtherRecord, RecordFormat};
 use crate::files::window::{Fetch, View};
@@ -40,9 +43,9 @@ pub(crate) enum RecordKind {
     Padding,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct JournalFraming {
-    options: FramingDigests,
+    keys: Arc<DigestKeys>,
     /// Where `lastMark` says the journal was written up to: a record boundary
     /// (the bookie marks the position after whole records it flushed).
     mark: Option<usize>,
@@ -96,8 +99,8 @@ pub(crate) fn payload_plausibility(head: &[u8], n: usize, strict: bool) -> (Reco
 }
 
 impl JournalFraming {
-    pub(crate) fn new(options: &FramingDigests) -> Self {
-        JournalFraming { options: options.clone(), mark: None }
+    pub(crate) fn new(keys: Arc<DigestKeys>) -> Self {
+        JournalFraming { keys, mark: None }
     }
 
     /// The framing, told where `lastMark` places a record boundary.
@@ -156,11 +159,8 @@ impl Framing for JournalFraming {
         Ok(Check::framed(kind, verdict, torn, end, len, strict))
     }
 
-    fn verifies(&self, v: &View<'_>, p: usize, end: usize, kind: RecordKind) -> Fetch<bool> {
-        if kind != RecordKind::Entry || self.options.digesters.is_empty() {
-            return Ok(false);
-        }
-        Ok(entry_verifies(&self.options, v.get(p + 4, end - p - 4)?))
+    fn digest_keys(&self) -> &Arc<DigestKeys> {
+        &self.keys
     }
 
     /// A padding record whose marker, length and aligned end are intact: its zeros
@@ -198,7 +198,7 @@ impl Framing for JournalFraming {
     }
 
     fn reframe(&self, v: &View<'_>, p: usize, end: usize) -> Fetch<Option<RecordKind>> {
-        if self.options.digesters.is_empty() || end < p + 4 + MIN_PAYLOAD {
+        if !self.keys.computes_any() || end < p + 4 + MIN_PAYLOAD {
             return Ok(None);
         }
         let head = v.get(p + 4, 41.min(end - p - 4))?;
@@ -207,7 +207,7 @@ impl Framing for JournalFraming {
             return Ok(None);
         }
         let bytes = v.get(p + 4, end - p - 4)?;
-        Ok(entry_verifies(&self.options, bytes).then_some(RecordKind::Entry))
+        Ok(self.keys.verifying_type(bytes).map(|_| RecordKind::Entry))
     }
 }
 
@@ -263,7 +263,7 @@ pub struct JournalRecord<'a> {
     pub payload: &'a [u8],
     pub kind: JournalRecordKind<'a>,
     /// The length field was damaged: the entry was framed by where the next record
-    /// starts, and a configured digest verified it.
+    /// starts, and a digest its ledger may have verified it.
     pub reframed: bool,
 }
 
