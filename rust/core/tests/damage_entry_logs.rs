@@ -34,20 +34,8 @@ fn digests() -> LedgerDigestSettings {
 
 /// A rolled legacy log of `count` entries of four ledgers and digest types.
 fn sample_log(seed: u64, count: usize, rolled: bool) -> Vec<u8> {
-    let mut rng = Rng(seed);
-    let kinds = [DigestType::Crc32c, DigestType::Crc32, DigestType::Hmac, DigestType::Dummy];
-    let mut next = [0i64; 4];
-    let mut length = [0i64; 4];
     let mut w = EntryLogWriter::legacy(Cursor::new(Vec::new())).unwrap();
-    for _ in 0..count {
-        let i = rng.below(4) as usize;
-        let size = [0usize, 3, 40, 200, 700, 3000][rng.below(6) as usize];
-        // Zero-heavy payloads are the hard case for resynchronisation.
-        let payload = if rng.below(3) == 0 { vec![0u8; size] } else { rng.bytes(size) };
-        length[i] += size as i64;
-        let h = EntryHeader::new(0, 100 + i as i64, next[i], next[i] - 1, length[i]);
-        next[i] += 1;
-        let e = encode_entry(&h, &payload, &Digester::new(kinds[i], b"secret")).unwrap();
+    for e in mixed_ledger_entries(&mut Rng(seed), count) {
         w.add_entry(&e).unwrap();
     }
     if rolled { w.finish_rolled() } else { w.finish_open() }.unwrap().into_inner()

@@ -14,12 +14,10 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::Array;
 use bkcodec_core::arrow::{EntryBatchOptions, EntryLogBatchReader, FileReaderOptions, JournalBatchReader, OnError, PayloadMode};
-use bkcodec_core::digest::{DigestType, Digester};
-use bkcodec_core::entry::{encode_entry, EntryHeader};
 use bkcodec_core::files::entry_log::{ledgers_map_of, EntryLogItem};
 use bkcodec_core::files::{EntryLog, EntryLogWriter, Journal, JournalItem, JournalWriter, MemorySource, ReadAt};
 use bkcodec_core::{DigestPolicy, LedgerDigestSettings};
-use common::Rng;
+use common::{mixed_ledger_entries, Rng};
 
 /// A row as both sides report it: offset, what (`entry`, a record type or a damage
 /// kind, with ` reframed` for a reframed entry), size (an entry's or record's bytes
@@ -30,23 +28,6 @@ const PASSWORD: &[u8] = b"secret";
 
 fn digests() -> LedgerDigestSettings {
     LedgerDigestSettings::new(DigestPolicy::Auto, PASSWORD)
-}
-
-/// `count` entries of four ledgers of four digest types, some payloads all zeros.
-fn entries(rng: &mut Rng, count: usize) -> Vec<Vec<u8>> {
-    let kinds = [DigestType::Crc32c, DigestType::Crc32, DigestType::Hmac, DigestType::Dummy];
-    let (mut next, mut length) = ([0i64; 4], [0i64; 4]);
-    (0..count)
-        .map(|_| {
-            let i = rng.below(4) as usize;
-            let size = [0usize, 3, 40, 200, 700, 3000][rng.below(6) as usize];
-            let payload = if rng.below(3) == 0 { vec![0u8; size] } else { rng.bytes(size) };
-            length[i] += size as i64;
-            let h = EntryHeader::new(0, 100 + i as i64, next[i], next[i] - 1, length[i]);
-            next[i] += 1;
-            encode_entry(&h, &payload, &Digester::new(kinds[i], PASSWORD)).unwrap()
-        })
-        .collect()
 }
 
 /// One of the damage shapes the campaigns use, somewhere in `bytes` past `from`.
@@ -165,7 +146,7 @@ fn a_damaged_entry_log_scans_in_memory_as_the_reader_reads_it() {
         } else {
             EntryLogWriter::direct(Cursor::new(Vec::new()), 16 * 1024, 1 << 20).unwrap()
         };
-        let records: Vec<usize> = entries(&mut rng, 60).iter().map(|e| w.add_entry(e).unwrap() as usize - 4).collect();
+        let records: Vec<usize> = mixed_ledger_entries(&mut rng, 60).iter().map(|e| w.add_entry(e).unwrap() as usize - 4).collect();
         let mut bytes = if seed % 3 == 0 { w.finish_open() } else { w.finish_rolled() }.unwrap().into_inner();
         if seed % 2 == 1 {
             cover(&mut rng, &mut bytes, &records);
@@ -191,7 +172,7 @@ fn a_damaged_journal_scans_in_memory_as_the_reader_reads_it() {
         let version = [4, 5, 6][seed as usize % 3];
         let mut w = JournalWriter::new(Cursor::new(Vec::new()), version, 512, 0).unwrap();
         let mut records = Vec::new();
-        for (i, e) in entries(&mut rng, 60).iter().enumerate() {
+        for (i, e) in mixed_ledger_entries(&mut rng, 60).iter().enumerate() {
             records.push(w.add_entry(e).unwrap() as usize);
             if i % 17 == 5 {
                 w.add_fence(100 + (i % 4) as i64).unwrap();
@@ -220,7 +201,7 @@ fn a_damaged_entry_log_counts_its_ledgers_alike_in_memory_and_from_a_source() {
     for seed in 1..=80u64 {
         let mut rng = Rng(seed * 0xA076_1D64_78BD_642F);
         let mut w = EntryLogWriter::legacy(Cursor::new(Vec::new())).unwrap();
-        let records: Vec<usize> = entries(&mut rng, 50).iter().map(|e| w.add_entry(e).unwrap() as usize - 4).collect();
+        let records: Vec<usize> = mixed_ledger_entries(&mut rng, 50).iter().map(|e| w.add_entry(e).unwrap() as usize - 4).collect();
         // An open log has no trailer: its map comes from a scan, as does a rolled
         // one whose trailer the damage reached.
         let mut bytes = if seed % 2 == 0 { w.finish_open() } else { w.finish_rolled() }.unwrap().into_inner();

@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+use bkcodec_core::digest::{DigestType, Digester};
+use bkcodec_core::entry::{encode_entry, EntryHeader};
 use bkcodec_core::files::entry_log::EntryLogItem;
 use bkcodec_core::files::journal::{JournalItem, JournalRecordKind};
 use bkcodec_core::files::{EntryLog, Journal};
@@ -171,4 +173,23 @@ impl Rng {
     pub fn bytes(&mut self, n: usize) -> Vec<u8> {
         (0..n).map(|_| self.next() as u8).collect()
     }
+}
+
+/// `count` entries of four ledgers (100 to 103) of the four digest types (HMAC keyed
+/// `secret`), as their clients write them (running length, LAC one behind); a third
+/// of the payloads all zeros, the hard case for resynchronisation.
+pub fn mixed_ledger_entries(rng: &mut Rng, count: usize) -> Vec<Vec<u8>> {
+    let kinds = [DigestType::Crc32c, DigestType::Crc32, DigestType::Hmac, DigestType::Dummy];
+    let (mut next, mut length) = ([0i64; 4], [0i64; 4]);
+    (0..count)
+        .map(|_| {
+            let i = rng.below(4) as usize;
+            let size = [0usize, 3, 40, 200, 700, 3000][rng.below(6) as usize];
+            let payload = if rng.below(3) == 0 { vec![0u8; size] } else { rng.bytes(size) };
+            length[i] += size as i64;
+            let h = EntryHeader::new(0, 100 + i as i64, next[i], next[i] - 1, length[i]);
+            next[i] += 1;
+            encode_entry(&h, &payload, &Digester::new(kinds[i], b"secret")).unwrap()
+        })
+        .collect()
 }
