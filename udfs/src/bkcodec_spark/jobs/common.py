@@ -184,7 +184,7 @@ def bookkeeper_reader(spark: SparkSession, args: argparse.Namespace, kind: str, 
     }
     chosen = source_format(spark, list(args.paths), options)
     if chosen == JVM_FORMAT:
-        print(f"reading through the JVM source ({JVM_FORMAT})", file=sys.stderr)
+        print(f"reading {kind} files through the JVM source ({JVM_FORMAT})", file=sys.stderr)
     reader = spark.read.format(chosen)
     for key, value in options.items():
         reader = reader.option(key, value)
