@@ -117,6 +117,9 @@ impl<T: ArrowPrimitiveType> PrimitiveColumn<T> {
     /// The array so far; the column is left empty, its buffer handed to the array
     /// (the next row reserves a new one).
     pub fn finish(&mut self) -> PrimitiveArray<T> {
+        // The next batch likely holds as many rows: reserved at once, it is not
+        // copied over as it grows.
+        self.capacity = self.capacity.max(self.values.len());
         let values = trimmed(std::mem::take(&mut self.values));
         PrimitiveArray::new(ScalarBuffer::from(values), self.nulls.finish())
     }
