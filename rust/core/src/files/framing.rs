@@ -4,6 +4,18 @@
 //! where a record is *framed*; `scan.rs` verifies what it frames and hands the rows
 //! on.
 //!
+//! The model in one paragraph: the walk follows size fields while each record it
+//! reaches is plausible and either confirmed (strict records or a clean end after
+//! it, or its digest) or contradicted by nothing. Where it loses step, it looks for
+//! the next *sync point*, a record that strict tests and its own confirmation pick
+//! out by position alone (so byte ranges start and stop where the whole file's walk
+//! would), and reads the span between as the segmentation with the most evidence:
+//! digest-verified bytes, then length-chained bytes, then strict records, then the
+//! fewest damaged bytes. Digests are asked of one oracle, the scan's digest keys. An
+//! entry taken whose digest then fails (or cannot be checked, and the record after
+//! it misses its predecessor) gives way to the records inside it when they tile to
+//! its end or one verifies ([`RecordWalk::split_failed`]). The details follow.
+//!
 //! Two tests decide what is a record:
 //! - *accepted* (the walk is in step, right after a record or at the first record):
 //!   the size field frames a plausible header (ids non-negative, the format's
