@@ -89,6 +89,10 @@ use crate::files::runs::{first_not, first_not_in};
 use crate::files::window::{Fetch, Need, View};
 
 mod segmentation;
+#[cfg(test)]
+mod test_files;
+#[cfg(test)]
+mod walk_tests;
 
 /// Records larger than this are never taken as sync points: the first byte of a
 /// sync point's size field is always zero, which makes the search a `memchr`.

@@ -591,41 +591,10 @@ mod tests {
     //! Each test pins one term of the model on a damage shape it decides.
     use std::io::Cursor;
 
-    use crate::digest::{DigestType, Digester};
-    use crate::entry::{encode_entry, EntryHeader};
-    use crate::files::entry_log::{EntryLog, EntryLogItem, EntryLogWriter};
+    use crate::digest::DigestType;
+    use crate::files::framing::test_files::{bump_size, entry, legacy_log, read, read_journal};
     use crate::files::gap::GapKind;
-    use crate::files::journal::{Journal, JournalItem, JournalRecordKind, JournalWriter};
-    use crate::ledger_digest_settings::LedgerDigestSettings;
-
-    /// Entry `id` of `ledger` (LAC one below, ledger length `length`).
-    fn entry(ledger: i64, id: i64, lac: i64, length: i64, payload: &[u8], dt: DigestType) -> Vec<u8> {
-        encode_entry(&EntryHeader::new(0, ledger, id, lac, length), payload, &Digester::new(dt, b"")).unwrap()
-    }
-
-    /// A legacy entry log of `entries`, and each record's offset.
-    fn legacy_log(entries: &[Vec<u8>]) -> (Vec<u8>, Vec<usize>) {
-        let mut w = EntryLogWriter::legacy(Cursor::new(Vec::new())).unwrap();
-        let offsets = entries.iter().map(|e| w.add_entry(e).unwrap() as usize - 4).collect();
-        (w.finish_open().unwrap().into_inner(), offsets)
-    }
-
-    /// (offset, what) of each item: "entry", "reframed", or the gap kind.
-    fn read(data: &[u8]) -> Vec<(usize, String)> {
-        EntryLog::new(data)
-            .scan(&LedgerDigestSettings::default())
-            .map(|item| match item {
-                EntryLogItem::Entry(e) => (e.offset as usize, if e.reframed { "reframed" } else { "entry" }.to_string()),
-                EntryLogItem::LedgersMap(m) => (m.offset as usize, "map".to_string()),
-                EntryLogItem::Gap(g) => (g.offset as usize, g.kind.as_str().to_string()),
-            })
-            .collect()
-    }
-
-    fn bump_size(data: &mut [u8], at: usize, by: i32) {
-        let n = i32::from_be_bytes(data[at..at + 4].try_into().unwrap()) + by;
-        data[at..at + 4].copy_from_slice(&n.to_be_bytes());
-    }
+    use crate::files::journal::JournalWriter;
 
     #[test]
     fn a_verified_reframing_beats_a_size_field_one_too_large() {
@@ -723,15 +692,7 @@ mod tests {
         let c = w.add_entry(&entry(58, 3, 2, 8042, &[0; 1241], DigestType::Dummy)).unwrap() as usize;
         let mut data = w.finish().unwrap().into_inner();
         bump_size(&mut data, b, 1);
-        let got: Vec<(usize, String)> = Journal::new(&data)
-            .unwrap()
-            .scan(&LedgerDigestSettings::default())
-            .map(|item| match item {
-                JournalItem::Record(r) => (r.offset as usize, if r.reframed { "reframed" } else { r.kind.name() }.to_string()),
-                JournalItem::Gap(g) => (g.offset as usize, g.kind.as_str().to_string()),
-            })
-            .filter(|(_, k)| k != "trailing_zeros")
-            .collect();
+        let got: Vec<(usize, String)> = read_journal(&data).into_iter().filter(|(_, k)| k != "trailing_zeros").collect();
         assert_eq!(got, vec![(a, "entry".into()), (b, "reframed".into()), (c, "entry".into())]);
     }
 
@@ -745,17 +706,7 @@ mod tests {
         // The record's length field, its ledger id, then its entry id.
         assert_eq!(data[fence..fence + 4], 16i32.to_be_bytes());
         data[fence + 12..fence + 20].copy_from_slice(&id.to_be_bytes());
-        Journal::new(&data)
-            .unwrap()
-            .scan(&LedgerDigestSettings::default())
-            .map(|item| match item {
-                JournalItem::Record(r) => match r.kind {
-                    JournalRecordKind::UnknownMeta { entry_id, .. } => (r.offset as usize, format!("unknown_meta {entry_id}")),
-                    k => (r.offset as usize, k.name().to_string()),
-                },
-                JournalItem::Gap(g) => (g.offset as usize, g.kind.as_str().to_string()),
-            })
-            .collect()
+        read_journal(&data)
     }
 
     #[test]
