@@ -17,9 +17,8 @@
 //!    DUMMY entry is then verified as DigestManager verifies it (it proves only its
 //!    ids), an HMAC entry without its password is *unchecked* (located, never called
 //!    damaged), a CRC entry is a mismatch. Entries with no chain of their own take
-//!    the last type their ledger's chain gave, unless two chains disagreed. (Only
-//!    DUMMY and HMAC carry over: a CRC the chain names is checked on the spot, and
-//!    either verifies, and is learned, or is refuted with its entry.)
+//!    the last type their ledger's chain gave, unless two chains disagreed or (a
+//!    CRC type no digest confirmed) a later link broke.
 //! 4. With none of these the entry is unchecked, its type unknown.
 //!
 //! A DUMMY entry whose own chain gives a digest length other than 0 is flagged: with
@@ -874,11 +873,14 @@ impl DigestChecker {
             state.last_vouched = holds;
         }
         // (What the chain says of the type matters to V1 entries only: V2 ones
-        // declare it. A CRC it names is no evidence for the ledger's other entries:
-        // its own digest either verifies, and the type is learned as verified, or
-        // refutes it, and the length field may be what is damaged.)
-        let evidence = |dt: &DigestType| matches!(dt, DigestType::Dummy | DigestType::Hmac);
-        if let Some(dt) = d.and_then(type_of_digest_len).filter(evidence).filter(|_| view.format() == EntryFormat::V1) {
+        // declare it.) A link that breaks says one of its two length fields is
+        // damaged: a CRC type the chain named, that no digest confirmed, may have
+        // come from the damaged one, and is withdrawn.
+        let is_crc = |dt: DigestType| matches!(dt, DigestType::Crc32 | DigestType::Crc32c);
+        if d.is_some() && !holds && state.verified.is_none() && state.chained.is_some_and(is_crc) {
+            state.chained = None;
+        }
+        if let Some(dt) = d.and_then(type_of_digest_len).filter(|_| view.format() == EntryFormat::V1) {
             match state.chained {
                 Some(prev) if prev != dt => state.chains_disagree = true,
                 _ => state.chained = Some(dt),
@@ -1074,7 +1076,7 @@ mod tests {
     }
 
     #[test]
-    fn a_crc_type_a_damaged_length_field_suggests_is_not_carried_to_other_entries() {
+    fn a_crc_type_a_damaged_length_field_suggests_is_withdrawn_when_the_next_link_breaks() {
         let mut c = DigestChecker::new(&LedgerDigestSettings::default(), true).with_dummy_chains();
         let mut entries = ledger(DigestType::Dummy, b"", 6, 4, 10);
         // Entry 0's length 8 short: its chain leaves 8 bytes, a CRC-32 digest's
@@ -1085,8 +1087,17 @@ mod tests {
         let got = verdicts(&mut c, &entries[..1]);
         assert_eq!(got[0], (Some(DigestType::Crc32), DigestStatus::Mismatch, true));
         // Entry 2 is intact: not called a CRC mismatch for what entry 0's damage said.
-        let got = verdicts(&mut c, &entries[2..3]);
-        assert_eq!(got[0], (None, DigestStatus::Unchecked(Unchecked::UnknownType), false));
+        let got = verdicts(&mut c, &entries[1..3]);
+        assert_eq!(got[1], (None, DigestStatus::Unchecked(Unchecked::UnknownType), false));
+        // With no link broken, the type stands: damaged CRC entries of one ledger,
+        // one without a chain of its own, are all mismatches.
+        let mut c = DigestChecker::new(&LedgerDigestSettings::default(), true);
+        let mut crc = ledger(DigestType::Crc32c, b"", 8, 3, 20);
+        for e in &mut crc {
+            *e.last_mut().unwrap() ^= 1;
+        }
+        let got = verdicts(&mut c, &[crc[0].clone(), crc[2].clone()]);
+        assert!(got.iter().all(|v| *v == (Some(DigestType::Crc32c), DigestStatus::Mismatch, true)), "{got:?}");
     }
 
     #[test]
