@@ -29,8 +29,13 @@ pub(crate) fn legacy_log(entries: &[Vec<u8>]) -> (Vec<u8>, Vec<usize>) {
 
 /// (offset, what) of each item of a log: "entry", "reframed", "map", or the gap kind.
 pub(crate) fn read(data: &[u8]) -> Vec<(usize, String)> {
+    read_range(data, 0, u64::MAX)
+}
+
+/// [`read`] of the byte range `[start, end)`.
+pub(crate) fn read_range(data: &[u8], start: u64, end: u64) -> Vec<(usize, String)> {
     EntryLog::new(data)
-        .scan(&LedgerDigestSettings::default())
+        .scan_range(&LedgerDigestSettings::default(), start, end)
         .map(|item| match item {
             EntryLogItem::Entry(e) => (e.offset as usize, if e.reframed { "reframed" } else { "entry" }.to_string()),
             EntryLogItem::LedgersMap(m) => (m.offset as usize, "map".to_string()),

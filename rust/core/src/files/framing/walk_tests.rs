@@ -1,13 +1,14 @@
 //! The walk's own terms (what the segmentation does not decide): an entry taken
-//! that gives back the records it swallowed, padding as a direct log's writer
-//! leaves it, and the clean end that preallocated journal space gives.
+//! that gives back the records it swallowed, a real header against a view of it a
+//! few bytes off, padding as a direct log's writer leaves it, and the clean end
+//! that preallocated journal space gives.
 
 use std::io::Cursor;
 
 use crate::digest::{DigestType, Digester};
 use crate::entry::{encode_entry, EntryHeader};
 use crate::files::entry_log::EntryLogWriter;
-use crate::files::framing::test_files::{entry, ledger_entries, legacy_log, read, read_journal};
+use crate::files::framing::test_files::{entry, ledger_entries, legacy_log, read, read_journal, read_range};
 use crate::files::framing::PADDING_BLOCK;
 use crate::files::journal::JournalWriter;
 
@@ -107,4 +108,49 @@ fn preallocated_zeros_with_a_flawed_byte_per_block_end_the_chain_cleanly() {
     // Every flawed byte is reported, not read as zeros.
     let after: Vec<_> = got.iter().filter(|(o, _)| *o >= tail).collect();
     assert!(!after.is_empty() && after.iter().all(|(_, k)| k != "entry"), "{got:?}");
+}
+
+#[test]
+fn an_entry_is_not_lost_to_a_view_inside_its_header() {
+    // Bytes inside a header (the high half of a V1 ledger id; a V2 scope id and the
+    // ledger id's zero high byte) read as a size that frames a record ending exactly
+    // where the entry ends. With no digest to tell them apart (DUMMY), the entry
+    // wins: ranges starting anywhere around it read as the whole file does, and
+    // after a damaged size field the walk resynchronises on the entry, not the view.
+    for (scope, ledger, size) in [(0, (0x58 << 32) | 1, 60usize), (3, 1, 10 + 256 * 3 - 41)] {
+        let es: Vec<Vec<u8>> = (0..6)
+            .map(|i| encode_entry(&EntryHeader::new(scope, ledger, i, i - 1, size as i64 * (i + 1)), &vec![0; size], &Digester::new(DigestType::Dummy, b"")).unwrap())
+            .collect();
+        let (mut data, at) = legacy_log(&es);
+        let whole = read(&data);
+        assert_eq!(whole, items(&at, &["entry"; 6]), "scope {scope}");
+        for start in at[2] as u64 - 8..at[2] as u64 + 5 {
+            let mut tiled = read_range(&data, 0, start);
+            tiled.extend(read_range(&data, start, u64::MAX));
+            assert_eq!(tiled, whole, "scope {scope}, ranges split at {start}");
+        }
+        data[at[1]..at[1] + 4].copy_from_slice(&(es[1].len() as i32 + 1).to_be_bytes());
+        let got = read(&data);
+        assert!(at[2..].iter().all(|&a| got.contains(&(a, "entry".to_string()))), "scope {scope}: {got:?}");
+    }
+}
+
+#[test]
+fn a_v2_entry_is_not_lost_to_a_v1_view_just_before_it() {
+    // A journal whose magic is damaged reads from byte 0: a V1 view three bytes
+    // before its first record (V2, small ids) looks plausible, and the V2 flags
+    // byte is the stronger evidence.
+    let mut w = JournalWriter::new(Cursor::new(Vec::new()), 4, 512, 0).unwrap();
+    let at: Vec<usize> = (0..4)
+        .map(|i| {
+            let e = encode_entry(&EntryHeader::new(3, 1, i, i - 1, 700 * (i + 1)), &[0; 700], &Digester::new(DigestType::Dummy, b"")).unwrap();
+            w.add_entry(&e).unwrap() as usize
+        })
+        .collect();
+    let mut data = w.finish().unwrap().into_inner();
+    data[..4].copy_from_slice(b"\x7c\xf8\xaa\xad");
+    let got = read_journal(&data);
+    assert!(matches!(got[0].1.as_str(), "bad_header" | "bad_size"), "{got:?}");
+    let entries: Vec<usize> = got[1..].iter().filter(|(_, k)| k == "entry").map(|(o, _)| *o).collect();
+    assert_eq!(entries, at, "{got:?}");
 }
