@@ -286,30 +286,12 @@ fn may_start<F: Framing>(v: &View<'_>, c: usize) -> Fetch<bool> {
 }
 
 /// Whether the entry record at `c` has a header that covers the size field of a
-/// record at `p` (`c < p`), so that `p` is a view of it. Not when `p` holds a V2
-/// entry and `c` does not: a V2 flags byte is the stronger evidence (a V1 view a
-/// few bytes before a V2 entry with small scope and ledger ids looks plausible).
+/// record at `p` (`c < p`), so that `p` is a view of it.
 fn header_covers(v: &View<'_>, c: usize, p: usize) -> Fetch<bool> {
-    let is_v2 = |layout| matches!(layout, HeaderLayout::V2(_));
-    let outer = HeaderLayout::of(v.byte(c + 4)?);
-    let header_len = match outer {
-        HeaderLayout::Invalid => return Ok(false),
-        layout => layout.header_len(),
-    };
-    if p + 4 > c + 4 + header_len {
-        return Ok(false);
-    }
-    let inner = if p + 4 < v.len() { HeaderLayout::of(v.byte(p + 4)?) } else { HeaderLayout::Invalid };
-    Ok(!is_v2(inner) || is_v2(outer))
-}
-
-/// Whether the record at `p` holds a V2 entry and the one at `c` a V1 view of
-/// bytes around it (see [`header_covers`]).
-fn v2_over_v1_view(v: &View<'_>, p: usize, c: usize) -> Fetch<bool> {
-    if p + 4 >= v.len() || c + 4 >= v.len() {
-        return Ok(false);
-    }
-    Ok(matches!(HeaderLayout::of(v.byte(p + 4)?), HeaderLayout::V2(_)) && HeaderLayout::of(v.byte(c + 4)?) == HeaderLayout::V1)
+    Ok(match HeaderLayout::of(v.byte(c + 4)?) {
+        HeaderLayout::Invalid => false,
+        layout => p + 4 <= c + 4 + layout.header_len(),
+    })
 }
 
 /// Whether the run of `byte` at `q` starts exactly there.
@@ -784,9 +766,6 @@ impl<K: Copy> RecordWalk<K> {
                 // past 2^40). Further off, the record must be confirmed too, or shifted
                 // views of a damaged record would hide the record after it.
                 if end_c <= p || !f.may_sync(c, kind) || !(p - c <= 3 || self.frames_strongly(f, v, c)?.is_some()) {
-                    continue;
-                }
-                if p - c <= 3 && f.is_entry(kind) && v2_over_v1_view(v, p, c)? && !self.digest_confirms(f, v, c, end_c)? {
                     continue;
                 }
                 if f.is_entry(kind) && header_covers(v, c, p)? {
