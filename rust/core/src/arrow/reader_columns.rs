@@ -402,13 +402,14 @@ impl Column for PayloadColumn {
             self.builder = PayloadColumnBuilder::new(self.mode, 0, 0);
             return Err(e);
         }
-        if let Some(d) = &mut self.deferred {
+        if let Some(spans) = &mut self.deferred {
             let frozen = views.expect("deferred payload views need the frozen window");
-            let spans = std::mem::take(d);
             let mut builder = PayloadColumnBuilder::new(PayloadMode::BinaryView, spans.len(), 0);
             builder.set_view_sources(std::slice::from_ref(&frozen.buffer));
             let bytes = frozen.buffer.as_slice();
-            for span in spans {
+            // Drained, not taken: the next batch fills the same allocation instead of
+            // growing a new one from nothing.
+            for span in spans.drain(..) {
                 match span {
                     Some((at, len)) => builder.append(&bytes[at - frozen.base..at - frozen.base + len])?,
                     None => builder.append_null(),
