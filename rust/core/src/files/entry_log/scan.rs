@@ -168,8 +168,7 @@ impl Framing for EntryLogFraming {
         if !plausible {
             return Ok(None);
         }
-        let bytes = v.get(p + 4, end - p - 4)?;
-        Ok(self.keys.verifying_type(bytes).map(|_| RecordKind::Entry))
+        Ok(self.verifies(v, p, end, RecordKind::Entry)?.then_some(RecordKind::Entry))
     }
 }
 
