@@ -203,8 +203,9 @@ pub struct Lesson {
 
 impl Lesson {
     /// Whether the entry came back unchecked with nothing, not even its ledger's
-    /// length chain, confirming that its size is its own (see
-    /// [`DigestChecker::span_unconfirmed`]).
+    /// length chain, confirming that its size is its own: an HMAC entry without its
+    /// password or a V1 entry of a type nothing tells, first of its ledger here or
+    /// after a gap.
     pub fn span_unconfirmed(&self) -> bool {
         self.span_unconfirmed
     }
@@ -309,6 +310,8 @@ pub struct DigestKeys {
     /// The default first, then the distinct settings of ledgers with metadata.
     settings: Vec<Setting>,
     by_ledger: HashMap<i64, usize>,
+    /// Whether any setting has a computed digest (see [`DigestKeys::computes_any`]).
+    computes_any: bool,
 }
 
 impl DigestKeys {
@@ -329,7 +332,8 @@ impl DigestKeys {
             };
             by_ledger.insert(ledger_id, index);
         }
-        Arc::new(DigestKeys { settings, by_ledger })
+        let computes_any = settings.iter().any(|s| s.policy != DigestPolicy::Fixed(DigestType::Dummy));
+        Arc::new(DigestKeys { settings, by_ledger, computes_any })
     }
 
     #[inline(always)]
@@ -343,7 +347,7 @@ impl DigestKeys {
     /// Whether any ledger's entries may carry a digest that is computed (not all
     /// named DUMMY): else no record's digest can verify.
     pub fn computes_any(&self) -> bool {
-        self.settings.iter().any(|s| s.policy != DigestPolicy::Fixed(DigestType::Dummy))
+        self.computes_any
     }
 
     /// The type whose computed digest verifies the entry `bytes`, among those its
@@ -375,9 +379,6 @@ pub struct DigestChecker {
     keys: Arc<DigestKeys>,
     ledgers: HashMap<LedgerKey, LedgerState>,
     recent: Vec<(i64, DigestType)>,
-    /// Whether the last entry checked was unchecked with nothing to confirm its span
-    /// (an HMAC entry without its password whose length chain is unknown).
-    span_unconfirmed: bool,
 }
 
 /// What an entry's length chain gives: the digest length it leaves, and whether the
@@ -444,7 +445,6 @@ impl DigestChecker {
             keys,
             ledgers: HashMap::new(),
             recent: vec![(-1, DigestType::Dummy); RECENT_SLOTS],
-            span_unconfirmed: false,
         }
     }
 
@@ -587,14 +587,6 @@ impl DigestChecker {
         framed
     }
 
-    /// Whether the entry [`check_one`](Self::check_one) last checked came back
-    /// unchecked with nothing, not even its ledger's length chain, confirming that
-    /// its size is its own: an HMAC entry without its password or a V1 entry of a
-    /// type nothing tells, first of its ledger here or after a gap.
-    pub fn span_unconfirmed(&self) -> bool {
-        self.span_unconfirmed
-    }
-
     /// Learns what an entry taught of its ledger (see [`assess`](Self::assess)).
     pub fn learn(&mut self, lesson: Lesson) {
         let Some(state) = lesson.state else { return };
@@ -626,7 +618,6 @@ impl DigestChecker {
     /// Checks one entry, learning its ledger's type under inference.
     pub fn check_one(&mut self, bytes: &[u8]) -> Outcome {
         let (outcome, lesson) = self.assess(bytes, None);
-        self.span_unconfirmed = lesson.is_some_and(|l| l.span_unconfirmed);
         if let Some(lesson) = lesson {
             self.learn(lesson);
         }
