@@ -323,3 +323,54 @@ fn index_rows_present_and_absent() {
     assert_eq!(all[0].column_by_name("ledger_id").unwrap().null_count(), 1024);
     assert!(IndexBatchReader::new(file(b"BKLX".to_vec()), None, false, 10).is_err());
 }
+
+/// The rows of `batches` whose ledger id `keep` admits, one `(column, row)` slice each.
+fn rows_where(batches: &[RecordBatch], keep: impl Fn(Option<i64>) -> bool) -> Vec<Vec<arrow_data::ArrayData>> {
+    let mut rows = Vec::new();
+    for b in batches {
+        for (i, id) in i64s(b, "ledger_id").into_iter().enumerate() {
+            if keep(id) {
+                rows.push(b.columns().iter().map(|c| c.slice(i, 1).to_data()).collect());
+            }
+        }
+    }
+    rows
+}
+
+#[test]
+fn a_ledger_filter_builds_exactly_the_rows_a_filter_after_the_read_keeps() {
+    // Ledger 3's entries, then a long stretch of ledgers 4 and 5 only (whole batches
+    // with no row of ledger 3), then ledger 3 again; a damaged entry of each, and a
+    // damaged size field (a row with no ledger id).
+    let mut w = EntryLogWriter::legacy(Cursor::new(Vec::new())).unwrap();
+    let mut offsets = Vec::new();
+    for i in 0..300i64 {
+        let ledger = if (60..240).contains(&i) { 4 + i % 2 } else { 3 };
+        offsets.push(w.add_entry(&entry(ledger, i, DigestType::Crc32c, b"", &[i as u8; 40])).unwrap() - 4);
+    }
+    let mut bytes = w.finish_rolled().unwrap().into_inner();
+    for i in [10usize, 100] {
+        bytes[offsets[i] as usize + 4 + 32 + 4 + 7] ^= 1; // a payload byte
+    }
+    bytes[offsets[150] as usize] = 0x7f; // a size field
+    for payload in [PayloadMode::Binary, PayloadMode::BinaryView] {
+        let read = |ledgers: Option<Vec<(i64, i64)>>| -> Vec<RecordBatch> {
+            let mut opts = options(payload, OnError::Flag);
+            (opts.batch_rows, opts.batch_bytes) = (16, 2000);
+            opts.ledgers = ledgers;
+            EntryLogBatchReader::new(file(bytes.clone()), Some(2), opts).unwrap().map(|b| b.unwrap()).collect()
+        };
+        let all = read(None);
+        let errors: Vec<Option<String>> = all.iter().flat_map(|b| strings(b, "error")).flatten().map(Some).collect();
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        let filtered = read(Some(vec![(3, 3)]));
+        assert!(filtered.iter().all(|b| b.num_rows() > 0));
+        let want = rows_where(&all, |id| id == Some(3));
+        assert_eq!(want.len(), 120);
+        assert_eq!(rows_where(&filtered, |_| true), want, "{payload:?}");
+        // Two ranges; no row of a ledger no range admits, nor of damage.
+        let two = read(Some(vec![(0, 3), (5, 9)]));
+        assert_eq!(rows_where(&two, |_| true), rows_where(&all, |id| matches!(id, Some(3) | Some(5))));
+        assert!(read(Some(vec![(7, 9)])).is_empty());
+    }
+}

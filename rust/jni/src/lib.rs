@@ -234,14 +234,13 @@ pub extern "system" fn Java_io_bkcodec_spark_Native_open<'local>(
         }
         let options = SourceOptions::from_pairs(&pairs(env, &options)?)?;
         let columns = strings(env, &columns)?;
-        let full = full_schema(ReadKind::from_name(&read_kind)?, &options)?;
         let schema = schema_of(&read_kind, &options, &columns)?;
         let (start, end) = match (start, end) {
             (s, e) if s < 0 && e < 0 => (None, None),
             (s, e) if s >= 0 && e >= s => (Some(s as u64), Some(e as u64)),
             (s, e) => return Err(invalid(format!("byte range {s}..{e} of {} is not a range", path.display()))),
         };
-        let reader = SplitReader::new(Split { path, kind, start, end }, schema, &full, options);
+        let reader = SplitReader::new(Split { path, kind, start, end }, schema, options);
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         readers().insert(id, Arc::new(Mutex::new(reader)));
         Ok(id)

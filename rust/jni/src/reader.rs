@@ -8,9 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{new_null_array, Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, RecordBatchOptions, StringArray};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use arrow_select::filter::filter_record_batch;
-use bkcodec_core::plan::admits;
+use arrow_schema::{DataType, SchemaRef};
 use bkcodec_core::arrow::{BatchStream, EntryLogBatchReader, JournalBatchReader};
 use bkcodec_core::files::entry_log::log_id_from_path;
 use bkcodec_core::files::journal::journal_id_from_path;
@@ -42,54 +40,24 @@ pub struct SplitReader {
     split: Split,
     /// The path as rows name it.
     path_text: String,
-    /// The columns read: those given, and a filter's.
-    schema: SchemaRef,
     /// The columns given.
-    out: SchemaRef,
+    schema: SchemaRef,
     options: SourceOptions,
     columns: Vec<String>,
     state: State,
 }
 
 impl SplitReader {
-    /// `schema`: the columns to give; `full`: every column of the read (a filter's
-    /// column is read also when not given).
-    pub fn new(split: Split, schema: SchemaRef, full: &Schema, options: SourceOptions) -> SplitReader {
-        let mut columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-        let mut wide = schema.clone();
-        if options.ledger_ranges.is_some() && !columns.iter().any(|c| c == "ledger_id") {
-            if let Ok(field) = full.field_with_name("ledger_id") {
-                columns.push("ledger_id".into());
-                let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
-                fields.push(field.clone());
-                wide = Arc::new(Schema::new(fields));
-            }
-        }
+    /// `schema`: the columns to give.
+    pub fn new(split: Split, schema: SchemaRef, options: SourceOptions) -> SplitReader {
+        let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
         let path_text = split.path.to_string_lossy().into_owned();
-        SplitReader { split, path_text, schema: wide, out: schema, options, columns, state: State::NotOpened }
+        SplitReader { split, path_text, schema, options, columns, state: State::NotOpened }
     }
 
-    /// The rows passing the pushed ledger filter, in the columns given.
-    fn filtered(&self, batch: RecordBatch) -> Result<Option<RecordBatch>> {
-        let batch = match &self.options.ledger_ranges {
-            None => batch,
-            Some(ranges) => {
-                let ids = batch
-                    .column_by_name("ledger_id")
-                    .and_then(|c| c.as_any().downcast_ref::<Int64Array>())
-                    .ok_or_else(|| Error::invalid_argument("a ledger filter on rows without ledger_id"))?;
-                let keep: BooleanArray = ids.iter().map(|id| Some(id.is_some_and(|id| admits(ranges, id)))).collect();
-                filter_record_batch(&batch, &keep).map_err(|e| Error::invalid_argument(e.to_string()))?
-            }
-        };
-        if batch.num_rows() == 0 {
-            return Ok(None);
-        }
-        if batch.num_columns() == self.out.fields().len() {
-            return Ok(Some(batch));
-        }
-        let columns = batch.columns()[..self.out.fields().len()].to_vec();
-        batch_of(&self.out, columns, batch.num_rows()).map(Some)
+    /// A file's flagged row, unless a pushed ledger filter drops it (it names no ledger).
+    fn unless_filtered(&self, row: Option<RecordBatch>) -> Option<RecordBatch> {
+        row.filter(|_| self.options.ledger_ranges.is_none())
     }
 
     fn open(&self) -> Result<Box<dyn BatchStream>> {
@@ -101,6 +69,8 @@ impl SplitReader {
             wanted.push("offset".into());
         }
         scan.columns = Some(wanted);
+        // The pushed ledger filter: the core builds only the rows it keeps.
+        scan.ledgers = self.options.ledger_ranges.clone();
         scan.start = self.split.start.unwrap_or(0);
         scan.end = self.split.end.unwrap_or(u64::MAX);
         let path = &self.split.path;
@@ -122,8 +92,8 @@ impl SplitReader {
                     Ok(stream) => self.state = State::Reading(stream),
                     Err(e) => {
                         self.state = State::Done;
-                        if let Some(row) = self.error_row(&e)? {
-                            return self.filtered(row);
+                        if let Some(row) = self.unless_filtered(self.error_row(&e)?) {
+                            return Ok(Some(row));
                         }
                     }
                 },
@@ -131,16 +101,12 @@ impl SplitReader {
                     None => self.state = State::Done,
                     Some(Err(e)) => {
                         self.state = State::Done;
-                        if let Some(row) = self.error_row(&e)? {
-                            return self.filtered(row);
+                        if let Some(row) = self.unless_filtered(self.error_row(&e)?) {
+                            return Ok(Some(row));
                         }
                     }
                     Some(Ok(batch)) if batch.num_rows() == 0 => {}
-                    Some(Ok(batch)) => {
-                        if let Some(rows) = self.filtered(self.with_file(&batch)?)? {
-                            return Ok(Some(rows));
-                        }
-                    }
+                    Some(Ok(batch)) => return self.with_file(&batch).map(Some),
                 },
             }
         }

@@ -29,6 +29,7 @@ use super::reader_columns::{
 };
 use super::entries::{EntryBatchOptions, OnError};
 use super::payload::PayloadMode;
+use crate::plan::admits;
 use crate::digest::DigestType;
 use crate::digest_policy::DigestPolicy;
 use crate::entry::HeaderLayout;
@@ -66,6 +67,11 @@ pub struct FileReaderOptions {
     /// caller that needs two columns does not pay for the rest. The scan, and so
     /// which rows there are and what they are flagged with, is the same.
     pub columns: Option<Vec<String>>,
+    /// Only the rows of ledgers these inclusive id ranges admit are built (rows with
+    /// no ledger id, damage among them, are not): a query for one ledger does not
+    /// pay for the others' columns. The scan and its digest checks are the same, so
+    /// the rows built are exactly those a filter after the read would keep.
+    pub ledgers: Option<Vec<(i64, i64)>>,
 }
 
 impl FileReaderOptions {
@@ -79,6 +85,7 @@ impl FileReaderOptions {
             start: 0,
             end: u64::MAX,
             columns: None,
+            ledgers: None,
         }
     }
 
@@ -198,6 +205,9 @@ struct FileBatchBuilder<K> {
     /// The digest type every V1 entry is read as, when the reader names one (for
     /// the rows of entries that do not frame).
     fixed: Option<DigestType>,
+    ledgers: Option<Vec<(i64, i64)>>,
+    /// Rows of the batch the ledger filter left unbuilt.
+    dropped: usize,
 }
 
 impl<K: FileKind> FileBatchBuilder<K> {
@@ -216,7 +226,14 @@ impl<K: FileKind> FileBatchBuilder<K> {
             DigestPolicy::Fixed(dt) if options.digests.ledger_count() == 0 => Some(dt),
             _ => None,
         };
-        FileBatchBuilder { kind, columns, rows: 0, fixed }
+        FileBatchBuilder { kind, columns, rows: 0, fixed, ledgers: options.ledgers.clone(), dropped: 0 }
+    }
+
+    fn admits(&self, ledger_id: Option<i64>) -> bool {
+        match &self.ledgers {
+            None => true,
+            Some(ranges) => ledger_id.is_some_and(|id| admits(ranges, id)),
+        }
     }
 
     fn schema(&self) -> SchemaRef {
@@ -224,19 +241,18 @@ impl<K: FileKind> FileBatchBuilder<K> {
     }
 
     fn push(&mut self, row: &SingleRowValues<'_>) {
+        if !self.admits(row.fields.ledger_id) {
+            self.dropped += 1;
+            return;
+        }
         for c in &mut self.columns {
             c.push_row(row);
         }
         self.rows += 1;
     }
-}
 
-impl<K: FileKind> ScanSink for FileBatchBuilder<K> {
-    fn rows(&self) -> usize {
-        self.rows
-    }
-
-    fn entries(&mut self, view: &View<'_>, run: &[ScannedEntry]) {
+    /// Builds the rows of a run of clean entries.
+    fn build_entries(&mut self, view: &View<'_>, run: &[ScannedEntry]) {
         let mut raw: [&[u8]; crate::digest_check::GROUP_LEN] = [&[]; crate::digest_check::GROUP_LEN];
         for chunk in run.chunks(crate::digest_check::GROUP_LEN) {
             for (r, e) in raw.iter_mut().zip(chunk) {
@@ -247,6 +263,28 @@ impl<K: FileKind> ScanSink for FileBatchBuilder<K> {
                 c.push_clean_entries(&run);
             }
             self.rows += chunk.len();
+        }
+    }
+}
+
+impl<K: FileKind> ScanSink for FileBatchBuilder<K> {
+    fn rows(&self) -> usize {
+        self.rows
+    }
+
+    fn entries(&mut self, view: &View<'_>, run: &[ScannedEntry]) {
+        if self.ledgers.is_none() {
+            return self.build_entries(view, run);
+        }
+        // The admitted entries, a stretch of consecutive ones at a time.
+        let mut rest = run;
+        while !rest.is_empty() {
+            let skip = rest.iter().take_while(|e| !self.admits(Some(e.checked.header.ledger_id))).count();
+            self.dropped += skip;
+            rest = &rest[skip..];
+            let take = rest.iter().take_while(|e| self.admits(Some(e.checked.header.ledger_id))).count();
+            self.build_entries(view, &rest[..take]);
+            rest = &rest[take..];
         }
     }
 
@@ -342,17 +380,23 @@ impl<K: FileKind> RecordFileReader<K> {
         if self.done {
             return None;
         }
-        match self.scan.fill(&mut self.rows, self.options.batch_rows, self.options.batch_bytes) {
-            Ok(Fill::More) => {}
-            Ok(Fill::Done) => self.done = true,
-            Err(e) => self.pending = Some(e),
+        loop {
+            match self.scan.fill(&mut self.rows, self.options.batch_rows, self.options.batch_bytes) {
+                Ok(Fill::More) => {}
+                Ok(Fill::Done) => self.done = true,
+                Err(e) => self.pending = Some(e),
+            }
+            let frozen = self.scan.finish_batch();
+            let dropped = std::mem::take(&mut self.rows.dropped);
+            if self.rows.rows > 0 {
+                return Some(self.finish(frozen.as_ref()));
+            }
+            // A batch whose rows the ledger filter all left unbuilt: the scan goes on.
+            if self.done || self.pending.is_some() || dropped == 0 {
+                self.done = true;
+                return self.pending.take().map(Err);
+            }
         }
-        let frozen = self.scan.finish_batch();
-        if self.rows.rows == 0 {
-            self.done = true;
-            return self.pending.take().map(Err);
-        }
-        Some(self.finish(frozen.as_ref()))
     }
 
     fn finish(&mut self, frozen: Option<&crate::files::window::Frozen>) -> Result<RecordBatch> {
