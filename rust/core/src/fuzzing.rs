@@ -180,7 +180,7 @@ pub fn file_readers(input: &[u8]) -> usize {
     };
     let rows = row_spans(batches, len);
     let mut next_offset = 0;
-    for &(offset, size) in &rows {
+    for &(offset, size, _) in &rows {
         assert!(offset as u64 >= next_offset && size >= 0, "row at {offset} ({size} bytes) after {next_offset}");
         next_offset = offset as u64 + 1;
         assert!(offset as u64 + size as u64 <= len, "row at {offset} of {size} bytes past the end ({len})");
@@ -188,9 +188,9 @@ pub fn file_readers(input: &[u8]) -> usize {
     rows.len()
 }
 
-/// The `(offset, record_size)` of every row `batches` give, up to the first error,
-/// which must name an offset inside the file of `len` bytes.
-fn row_spans(batches: impl Iterator<Item = Result<arrow_array::RecordBatch>>, len: u64) -> Vec<(i64, i64)> {
+/// The `(offset, record_size, ledger_id)` of every row `batches` give, up to the
+/// first error, which must name an offset inside the file of `len` bytes.
+fn row_spans(batches: impl Iterator<Item = Result<arrow_array::RecordBatch>>, len: u64) -> Vec<(i64, i64, Option<i64>)> {
     use arrow_array::cast::AsArray;
     use arrow_array::types::Int64Type;
 
@@ -205,7 +205,8 @@ fn row_spans(batches: impl Iterator<Item = Result<arrow_array::RecordBatch>>, le
         };
         let offsets = batch.column_by_name("offset").expect("an offset column").as_primitive::<Int64Type>();
         let sizes = batch.column_by_name("record_size").expect("a record_size column").as_primitive::<Int64Type>();
-        rows.extend(offsets.values().iter().copied().zip(sizes.values().iter().copied()));
+        let ledgers = batch.column_by_name("ledger_id").expect("a ledger_id column").as_primitive::<Int64Type>();
+        rows.extend(offsets.values().iter().zip(sizes.values()).zip(ledgers).map(|((&o, &s), l)| (o, s, l)));
     }
     rows
 }
@@ -213,10 +214,11 @@ fn row_spans(batches: impl Iterator<Item = Result<arrow_array::RecordBatch>>, le
 /// The entry-log and journal readers as the JVM Spark source drives them: byte
 /// ranges of the file and a column projection. The first byte picks the options (bit
 /// 0 the kind, bit 1 verification, bit 2 two columns rather than all, bit 3 small
-/// batches), the next where the file is cut in two (in 1/255ths of it). The two
-/// ranges read exactly the rows the whole file gives, each once (what lets a Spark
-/// read split a file anywhere), and errors name offsets inside the file. Returns the
-/// rows read.
+/// batches, bit 4 a ledger filter), the next where the file is cut in two (in
+/// 1/255ths of it). The two ranges read exactly the rows the whole file gives, each
+/// once (what lets a Spark read split a file anywhere), a ledger filter builds
+/// exactly the rows of the ledgers it admits, and errors name offsets inside the
+/// file. Returns the rows read.
 pub fn ranged_readers(input: &[u8]) -> usize {
     use crate::arrow::{BatchStream, EntryBatchOptions, EntryLogBatchReader, FileReaderOptions, JournalBatchReader, OnError, PayloadMode};
     use crate::digest_policy::DigestPolicy;
@@ -238,8 +240,9 @@ pub fn ranged_readers(input: &[u8]) -> usize {
     let len = file.len() as u64;
     let cut = len * u64::from(*cut) / 255;
     let file: Arc<dyn crate::files::source::ReadAt> = Arc::new(Copying(file));
-    // (offset, record_size) of every row of [start, end), or None when the reader refuses.
-    let read = |start: u64, end: u64| -> Option<Vec<(i64, i64)>> {
+    // (offset, record_size, ledger_id) of every row of [start, end), or None when the
+    // reader refuses.
+    let read_as = |start: u64, end: u64, ledgers: Option<Vec<(i64, i64)>>| -> Option<Vec<(i64, i64, Option<i64>)>> {
         let mut options = FileReaderOptions::new(
             EntryBatchOptions { payload: PayloadMode::Binary, on_error: OnError::Flag },
             LedgerDigestSettings::new(DigestPolicy::Auto, b"secret"),
@@ -254,6 +257,7 @@ pub fn ranged_readers(input: &[u8]) -> usize {
             options.batch_rows = 3;
             options.batch_bytes = 300;
         }
+        options.ledgers = ledgers;
         let reader: Result<Box<dyn BatchStream>> = if journal {
             JournalBatchReader::new(file.clone(), Some(1), false, None, options).map(|r| Box::new(r) as Box<dyn BatchStream>)
         } else {
@@ -268,7 +272,13 @@ pub fn ranged_readers(input: &[u8]) -> usize {
         };
         Some(row_spans(reader, len))
     };
+    let read = |start: u64, end: u64| read_as(start, end, None);
     let Some(whole) = read(0, u64::MAX) else { return 0 };
+    if selector & 16 != 0 {
+        let ranges = vec![(1, 1), (5, i64::MAX)];
+        let admitted: Vec<_> = whole.iter().copied().filter(|r| r.2.is_some_and(|id| id == 1 || id >= 5)).collect();
+        assert_eq!(read_as(0, u64::MAX, Some(ranges)), Some(admitted), "a ledger filter on a file of {len} bytes");
+    }
     if let (Some(mut first), Some(second)) = (read(0, cut), read(cut, u64::MAX)) {
         first.extend(second);
         assert_eq!(first, whole, "the ranges ..{cut} and {cut}.. of a file of {len} bytes");
@@ -549,7 +559,7 @@ mod tests {
         let bodies = valid_file_bodies(&mut rng);
         let mut rows = 0;
         for body in &bodies {
-            for selector in 0..16u8 {
+            for selector in 0..32u8 {
                 for cut in [0u8, 1, 37, 100, 180, 254, 255] {
                     let mut input = vec![selector, cut];
                     input.extend_from_slice(body);
