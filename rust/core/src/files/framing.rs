@@ -85,7 +85,7 @@ use crate::digest_check::DigestKeys;
 use crate::entry::HeaderLayout;
 use crate::files::gap::{Gap, GapKind};
 use crate::files::plausible::Plausibility;
-use crate::files::runs::{first_not, first_not_in};
+use crate::files::runs::first_not_in;
 use crate::files::window::{Fetch, Need, View};
 
 mod segmentation;
@@ -968,12 +968,6 @@ impl<K: Copy> RecordWalk<K> {
         }
         Ok(None)
     }
-}
-
-/// [`first_not`] for framings' own use on bytes already in hand.
-#[allow(dead_code)]
-pub(crate) fn run_end(bytes: &[u8], byte: u8) -> usize {
-    first_not(bytes, 0, bytes.len(), byte)
 }
 
 /// The header of the entry whose record starts at `q` (the bytes that hold it) and
