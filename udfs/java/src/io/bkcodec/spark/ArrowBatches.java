@@ -62,6 +62,13 @@ public final class ArrowBatches {
       for (int i = 0; i < fields.length; i++) {
         int at = 2 + PER_COLUMN * i;
         long nulls = d[at];
+        if (fields[i].dataType().equals(DataTypes.LongType)) {
+          // Read in place: the vector holds one reference, given back when Spark closes it.
+          vectors[i] = new NativeLongVector(fields[i].dataType(), rows, Math.toIntExact(nulls), d[at + 1], d[at + 2], d[at + 5], d[at + 6],
+              () -> release(batch, refs));
+          refs.incrementAndGet();
+          continue;
+        }
         FieldVector v = vector(fields[i]);
         List<ArrowBuf> buffers = new ArrayList<>(3);
         buffers.add(nulls > 0 ? wrap(batch, refs, d[at + 1], d[at + 2], ours) : ALLOCATOR.getEmpty());
