@@ -43,6 +43,7 @@ use crate::ledger_digest_settings::LedgerDigestSettings;
 pub const GROUP_LEN: usize = 48;
 
 /// How many entries ahead [`DigestChecker::check_group`] prefetches headers.
+#[cfg(target_arch = "x86_64")]
 const HEADERS_AHEAD: usize = 8;
 
 /// How an entry's digest came out.
