@@ -6,7 +6,8 @@ split with binutils' objcopy: its debug info (and symbol table) goes to
 `<debug-dir>/<wheel name>/<module>.debug`, and the module in the wheel is stripped
 and given a `.gnu_debuglink` to that file, so profilers and debuggers find it when
 it sits beside the module or in a debug directory they search. The wheel is
-repacked in place (its RECORD rewritten by `wheel pack`).
+repacked in place (its RECORD rewritten by `wheel pack`). A wheel for another
+architecture takes that architecture's objcopy (`--objcopy aarch64-linux-gnu-objcopy`).
 
     python scripts/strip_wheel.py dist/*.whl --debug-dir dist/debug
 """
@@ -21,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 
-def strip_wheel(wheel: Path, debug_dir: Path) -> list[tuple[Path, int, int]]:
+def strip_wheel(wheel: Path, debug_dir: Path, objcopy: str = "objcopy") -> list[tuple[Path, int, int]]:
     """Strips `wheel` in place; returns (module, size before, size after) for each `.so`."""
     sizes = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -31,8 +32,8 @@ def strip_wheel(wheel: Path, debug_dir: Path) -> list[tuple[Path, int, int]]:
             before = module.stat().st_size
             debug = debug_dir / wheel.name.removesuffix(".whl") / (module.name + ".debug")
             debug.parent.mkdir(parents=True, exist_ok=True)
-            subprocess.run(["objcopy", "--only-keep-debug", str(module), str(debug)], check=True)
-            subprocess.run(["objcopy", "--strip-all", f"--add-gnu-debuglink={debug}", str(module)], check=True)
+            subprocess.run([objcopy, "--only-keep-debug", str(module), str(debug)], check=True)
+            subprocess.run([objcopy, "--strip-all", f"--add-gnu-debuglink={debug}", str(module)], check=True)
             sizes.append((module.relative_to(unpacked), before, module.stat().st_size))
         packed = Path(tmp) / "packed"
         packed.mkdir()
@@ -48,12 +49,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("wheels", nargs="+", type=Path)
     parser.add_argument("--debug-dir", type=Path, required=True)
+    parser.add_argument("--objcopy", default="objcopy", help="binutils' objcopy for the wheels' architecture")
     args = parser.parse_args(argv)
-    if not shutil.which("objcopy"):
-        print("objcopy (binutils) not found: wheels left unstripped", file=sys.stderr)
+    if not shutil.which(args.objcopy):
+        print(f"{args.objcopy} (binutils) not found: wheels left unstripped", file=sys.stderr)
         return 1
     for wheel in args.wheels:
-        for module, before, after in strip_wheel(wheel, args.debug_dir):
+        for module, before, after in strip_wheel(wheel, args.debug_dir, args.objcopy):
             print(f"{wheel.name}: {module} {before / 2**20:.1f} MiB -> {after / 2**20:.1f} MiB (debug info in {args.debug_dir})")
     return 0
 

@@ -7,6 +7,7 @@ check for every CPython 3.10-3.13 wheel it builds. bkcodec-spark builds a wheel 
 from __future__ import annotations
 
 import importlib.util
+import platform
 import re
 import shutil
 import subprocess
@@ -27,7 +28,8 @@ _spec.loader.exec_module(wheel_smoke)
 
 @pytest.fixture(scope="module")
 def wheel() -> Path:
-    found = sorted(DIST.glob(f"bkcodec-*-{TAG}-{TAG}-*.whl"))
+    # This machine's: `scripts/run wheel` puts an aarch64 cp311 wheel beside the x86_64 one.
+    found = sorted(DIST.glob(f"bkcodec-*-{TAG}-{TAG}-*_{platform.machine()}.whl"))
     if not found:
         pytest.skip(f"no {TAG} wheel in {DIST} (scripts/run setup or scripts/run wheel builds it)")
     return found[-1]
