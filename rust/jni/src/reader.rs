@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{new_null_array, Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, RecordBatchOptions, StringArray};
+use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, SchemaRef};
 use bkcodec_core::arrow::{BatchStream, EntryLogBatchReader, JournalBatchReader};
 use bkcodec_core::files::entry_log::log_id_from_path;
@@ -201,6 +202,11 @@ fn batch_of(schema: &SchemaRef, arrays: Vec<ArrayRef>, rows: usize) -> Result<Re
     RecordBatch::try_new_with_options(schema.clone(), arrays, &options).map_err(|e| Error::invalid_argument(e.to_string()))
 }
 
+/// `text` `n` times, its bytes written once into a buffer of their exact size (grown
+/// value by value, the buffer was copied over as it doubled).
 fn repeated(text: &str, n: usize) -> ArrayRef {
-    Arc::new(StringArray::from_iter_values(std::iter::repeat_n(text, n)))
+    let offsets = OffsetBuffer::from_lengths(std::iter::repeat_n(text.len(), n));
+    // SAFETY: the values are `text` again and again, valid UTF-8 split only where each
+    // copy starts, which is where the offsets point.
+    Arc::new(unsafe { StringArray::new_unchecked(offsets, text.repeat(n).into_bytes().into(), None) })
 }
