@@ -188,7 +188,9 @@ def test_a_bad_path_is_a_java_exception_and_the_session_lives_on(spark, jvm, tmp
         ("digestType", "crc33", "digestType must be auto or a digest type name"),
         ("verify", "maybe", "verify must be true or false"),
         ("splitSize", "lots", "not a size"),
-        ("ledgerId", "1", "ledgerId .a row filter. is not read by the bookkeeper-jvm source"),
+        ("entryId", "1", "entryId .a row filter. is not read by the bookkeeper-jvm source"),
+        ("ledgerId", "20:10", "ledgerId: empty range"),
+        ("ledgerId", "one", "ledgerId: value: not an integer"),
         ("kind", "index", "read index files with the Python bookkeeper source"),
         ("colour", "red", "unknown option colour"),
     ],
@@ -215,6 +217,18 @@ def test_ledger_filters_are_pushed_and_give_sparks_rows(spark, jvm, bookie, wher
     plan = df._jdf.queryExecution().executedPlan().toString()
     if "OR" not in where:
         assert "ledger_id in [" in plan, plan
+    assert_no_buffers_left(jvm)
+
+
+@pytest.mark.parametrize("ledgers, where", [("1", None), ("2:4,0x1", None), ("1:3", "ledger_id >= 2"), ("3", "ledger_id = 1")])
+def test_the_ledger_id_option_gives_the_python_sources_rows(spark, jvm, bookie, ledgers, where):
+    def read(fmt):
+        df = load(spark, fmt, str(bookie.root), password=PASSWORD, ledgerId=ledgers)
+        return rows((df.where(where) if where else df).select("file", "offset", "ledger_id", "error"))
+
+    got = read(JVM)
+    assert got == read("bookkeeper")
+    assert bool(got) == ((ledgers, where) != ("3", "ledger_id = 1"))
     assert_no_buffers_left(jvm)
 
 
@@ -325,6 +339,7 @@ def test_jobs_read_through_the_jvm_source_when_it_reads_what_they_ask(jvm, spark
     local = [str(sample.ledger_dir)]
     assert common.source_format(spark, local, {"kind": "entrylog", "verify": "true", "payload": "none", "password": ""}) == JVM
     # A row filter the JVM source does not take yet, and a remote store it does not read.
-    assert common.source_format(spark, local, {"kind": "entrylog", "ledgerId": "1"}) == "bookkeeper"
+    assert common.source_format(spark, local, {"kind": "entrylog", "ledgerId": "1"}) == JVM
+    assert common.source_format(spark, local, {"kind": "entrylog", "entryId": "1"}) == "bookkeeper"
     assert common.source_format(spark, ["s3://bucket/bookie"], {"kind": "entrylog"}) == "bookkeeper"
     assert spark._jvm.io.bkcodec.spark.BookKeeperJvmSource.readsOption("DIGESTTYPE")

@@ -76,6 +76,8 @@ def test_export_topic_writes_the_topic_partitioned(spark, bookie, tmp_path, caps
     assert dirs == ["topic=persistent%3A%2F%2Fpublic%2Fdefault%2Forders"]
     assert [p.name for p in (out / dirs[0]).iterdir() if p.is_dir()] == ["publish_date=2023-11-14"]
     assert f"{len(got)} messages (0 flagged) of 2 ledgers written to {out}" in printed.out
+    # Its ledger filter (the ledgerId option) is one the JVM source takes, when loaded.
+    assert ("through the JVM source" in printed.err) == (common.jvm_source(spark) is not None)
 
 
 def test_export_every_topic_with_damage_exits_1(spark, bookie, tmp_path, capsys):

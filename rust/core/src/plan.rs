@@ -282,6 +282,92 @@ pub fn admits(ranges: &LedgerRanges, ledger_id: i64) -> bool {
     ranges.iter().any(|&(lo, hi)| lo <= ledger_id && ledger_id <= hi)
 }
 
+/// The ids both range lists admit.
+pub fn intersect(a: &LedgerRanges, b: &LedgerRanges) -> Vec<(i64, i64)> {
+    let mut out = Vec::new();
+    for &(a_lo, a_hi) in a {
+        for &(b_lo, b_hi) in b {
+            let (lo, hi) = (a_lo.max(b_lo), a_hi.min(b_hi));
+            if lo <= hi {
+                out.push((lo, hi));
+            }
+        }
+    }
+    out
+}
+
+/// The `bkcodec` command line's range syntax, as the sources' row-filter options
+/// (`ledgerId`, ...) take it: `7`, `10:20` (20 excluded), `:20`, `100:`, comma lists;
+/// numbers as Python's `int(text, 0)` reads them (`0x1f`, `1_000`, a sign). Gives
+/// inclusive ranges; `name` says which option a refusal is about.
+pub fn parse_id_ranges(name: &str, text: &str) -> Result<Vec<(i64, i64)>> {
+    let bad = |why: String| Error::invalid_argument(format!("{name}: {why}"));
+    let number = |part: &str, what: &str| -> Result<i128> {
+        python_int(part).ok_or_else(|| bad(format!("{what}: not an integer: {:?}", part.trim())))
+    };
+    let in_range = |v: i128, what: &str, upper: i128| -> Result<i128> {
+        if (i64::MIN as i128..=upper).contains(&v) {
+            Ok(v)
+        } else {
+            Err(bad(format!("{what}: {v} is out of range (ids and offsets are signed 64-bit)")))
+        }
+    };
+    let mut ranges = Vec::new();
+    for part in text.split(',') {
+        let part = part.trim();
+        if part.is_empty() {
+            return Err(bad(format!("empty range in {text:?}")));
+        }
+        let (lo, hi) = match part.split_once(':') {
+            Some((lo, hi)) => {
+                let lo = if lo.trim().is_empty() { i64::MIN as i128 } else { in_range(number(lo, "range start")?, "range start", i64::MAX as i128)? };
+                // The end is excluded: up to 2^63, which bounds nothing.
+                let hi = if hi.trim().is_empty() { i64::MAX as i128 + 1 } else { in_range(number(hi, "range end")?, "range end", i64::MAX as i128 + 1)? };
+                if hi <= lo {
+                    return Err(bad(format!("empty range {part:?}: the end is excluded and must be above the start")));
+                }
+                (lo, hi - 1)
+            }
+            None => {
+                let v = in_range(number(part, "value")?, "value", i64::MAX as i128)?;
+                (v, v)
+            }
+        };
+        ranges.push((lo as i64, hi as i64));
+    }
+    Ok(ranges)
+}
+
+/// An integer literal as Python's `int(text, 0)` reads one (surrounding space, a sign,
+/// a `0x`/`0o`/`0b` prefix, `_` between digits, no leading zeros in decimal), when it
+/// fits in 127 bits.
+fn python_int(text: &str) -> Option<i128> {
+    let t = text.trim();
+    let (negative, t) = match t.as_bytes().first()? {
+        b'-' => (true, &t[1..]),
+        b'+' => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let lower = t.to_ascii_lowercase();
+    let (radix, digits) = match lower.get(..2) {
+        Some("0x") => (16, &lower[2..]),
+        Some("0o") => (8, &lower[2..]),
+        Some("0b") => (2, &lower[2..]),
+        _ => (10, lower.as_str()),
+    };
+    // Underscores only between digits (after a prefix, also right after it).
+    let body = if radix != 10 { digits.strip_prefix('_').unwrap_or(digits) } else { digits };
+    if body.is_empty() || body.starts_with('_') || body.ends_with('_') || body.contains("__") {
+        return None;
+    }
+    let clean: String = body.chars().filter(|&c| c != '_').collect();
+    if radix == 10 && clean.len() > 1 && clean.starts_with('0') && clean.bytes().any(|b| b != b'0') {
+        return None;
+    }
+    let magnitude = i128::from_str_radix(&clean, radix).ok()?;
+    Some(if negative { -magnitude } else { magnitude })
+}
+
 /// The ledgers a rolled entry log's map lists, or None when the map cannot be
 /// trusted to list every entry (an open log, no map, or one the core found
 /// inconsistent) or the file cannot be read (its read gives the flagged row).
@@ -340,6 +426,27 @@ pub fn pack_splits(kept: &[FileSplit], split_size: u64, min_partitions: u64, ope
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn id_ranges_read_as_the_command_line_reads_them() {
+        let r = |t: &str| parse_id_ranges("ledgerId", t);
+        assert_eq!(r("7").unwrap(), [(7, 7)]);
+        assert_eq!(r(" 3, 10:20 ,40:").unwrap(), [(3, 3), (10, 19), (40, i64::MAX)]);
+        assert_eq!(r(":20").unwrap(), [(i64::MIN, 19)]);
+        assert_eq!(r("0x1f,0o17,0b101,1_000,-5,+6,00").unwrap(), [(31, 31), (15, 15), (5, 5), (1000, 1000), (-5, -5), (6, 6), (0, 0)]);
+        // An end of 2^63 is excluded, so it bounds nothing.
+        assert_eq!(r("5:9223372036854775808").unwrap(), [(5, i64::MAX)]);
+        for bad in ["", "3,", "x", "010", "1__0", "_1", "1_", "20:10", "5:5", "9223372036854775808", ":9223372036854775809", "0x"] {
+            let e = r(bad).unwrap_err();
+            assert!(e.to_string().contains("ledgerId"), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn range_lists_intersect() {
+        assert_eq!(intersect(&[(1, 10), (20, 30)], &[(5, 25)]), [(5, 10), (20, 25)]);
+        assert!(intersect(&[(1, 2)], &[(3, 4)]).is_empty());
+    }
 
     fn split(name: &str, size: u64) -> FileSplit {
         FileSplit { path: PathBuf::from(name), kind: ReadKind::EntryLog, start: None, end: None, size: Some(size) }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use bkcodec_core::arrow::{entry_log_schema, journal_schema, merged_file_schema, EntryBatchOptions, FileReaderOptions, OnError, PayloadMode};
 use bkcodec_core::metadata::znode_dump::read_znode_dir;
-use bkcodec_core::plan::ReadKind;
+use bkcodec_core::plan::{intersect, parse_id_ranges, ReadKind};
 use bkcodec_core::{DigestPolicy, Error, LedgerDigestSettings, Result};
 
 /// The options a read takes (what the Python source's `ReadOptions` holds).
@@ -21,8 +21,9 @@ pub struct SourceOptions {
     pub verify: bool,
     pub payload: String,
     pub ledger_metadata: Option<String>,
-    /// Inclusive ledger id ranges rows must fall in: the `ledger_id` filters Spark
-    /// pushed (`pushedLedgerRanges`, set by the Java scan, never by users); None: no filter.
+    /// Inclusive ledger id ranges rows must fall in: the `ledgerId` option's, and the
+    /// `ledger_id` filters Spark pushed (`pushedLedgerRanges`, set by the Java scan,
+    /// never by users), both; None: no filter.
     pub ledger_ranges: Option<Vec<(i64, i64)>>,
 }
 
@@ -63,7 +64,11 @@ impl SourceOptions {
             verify,
             payload,
             ledger_metadata: get("ledgerMetadata").filter(|v| !v.is_empty()),
-            ledger_ranges: get("pushedLedgerRanges").map(|t| parse_ranges(&t)).transpose()?,
+            ledger_ranges: match (get("ledgerId").map(|t| parse_id_ranges("ledgerId", &t)).transpose()?, get("pushedLedgerRanges")) {
+                (option, None) => option,
+                (None, Some(pushed)) => Some(parse_ranges(&pushed)?),
+                (Some(option), Some(pushed)) => Some(intersect(&option, &parse_ranges(&pushed)?)),
+            },
         })
     }
 
@@ -206,5 +211,10 @@ mod tests {
         let o = SourceOptions::from_pairs(&pair("pushedLedgerRanges", "1:1,5:9")).unwrap();
         assert_eq!(o.ledger_ranges, Some(vec![(1, 1), (5, 9)]));
         assert!(SourceOptions::from_pairs(&pair("pushedLedgerRanges", "1-2")).is_err());
+        let o = SourceOptions::from_pairs(&pair("LEDGERID", "3,10:20")).unwrap();
+        assert_eq!(o.ledger_ranges, Some(vec![(3, 3), (10, 19)]));
+        let both = [("ledgerId".to_string(), "3,10:20".to_string()), ("pushedLedgerRanges".to_string(), "15:30".to_string())];
+        assert_eq!(SourceOptions::from_pairs(&both).unwrap().ledger_ranges, Some(vec![(15, 19)]));
+        assert!(SourceOptions::from_pairs(&pair("ledgerId", "20:10")).is_err());
     }
 }

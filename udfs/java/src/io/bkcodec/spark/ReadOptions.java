@@ -15,9 +15,9 @@ final class ReadOptions implements Serializable {
   static final long DEFAULT_SPLIT_SIZE = 512L * 1024 * 1024;
   /** The options this source reads (the Python source's, less those it does not yet). */
   static final List<String> KNOWN =
-      List.of("kind", "digestType", "password", "ledgerMetadata", "verify", "payload", "columns", "splitSize", "minPartitions");
+      List.of("kind", "digestType", "password", "ledgerMetadata", "verify", "payload", "columns", "splitSize", "minPartitions", "ledgerId");
   /** The Python source's options this one refuses, rather than ignoring them. */
-  static final List<String> PYTHON_ONLY = List.of("ledgerId", "entryId", "scopeId", "logId", "journalId", "offset");
+  static final List<String> PYTHON_ONLY = List.of("entryId", "scopeId", "logId", "journalId", "offset");
 
   final String path;
   final String paths;
@@ -70,7 +70,7 @@ final class ReadOptions implements Serializable {
               : "kind must be auto or one of entrylog, journal, index, not '" + kind + "'");
     }
     List<String> pairs = new ArrayList<>();
-    for (String name : List.of("digestType", "password", "ledgerMetadata", "verify", "payload")) {
+    for (String name : List.of("digestType", "password", "ledgerMetadata", "verify", "payload", "ledgerId")) {
       String v = lower.get(name.toLowerCase(Locale.ROOT));
       if (v != null) {
         pairs.add(name);
