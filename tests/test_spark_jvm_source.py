@@ -188,7 +188,6 @@ def test_a_bad_path_is_a_java_exception_and_the_session_lives_on(spark, jvm, tmp
         ("digestType", "crc33", "digestType must be auto or a digest type name"),
         ("verify", "maybe", "verify must be true or false"),
         ("splitSize", "lots", "not a size"),
-        ("entryId", "1", "entryId .a row filter. is not read by the bookkeeper-jvm source"),
         ("ledgerId", "20:10", "ledgerId: empty range"),
         ("ledgerId", "one", "ledgerId: value: not an integer"),
         ("kind", "index", "read index files with the Python bookkeeper source"),
@@ -230,6 +229,26 @@ def test_the_ledger_id_option_gives_the_python_sources_rows(spark, jvm, bookie, 
     assert got == read("bookkeeper")
     assert bool(got) == ((ledgers, where) != ("3", "ledger_id = 1"))
     assert_no_buffers_left(jvm)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"entryId": "0:3"}, {"scopeId": "0"}, {"offset": "0:3000"}, {"logId": "0:2"}, {"journalId": "0:0x10"},
+     {"ledgerId": "1:3", "entryId": "1,4:", "offset": "100:"}, {"logId": "1", "journalId": "1"}],
+)
+def test_row_filter_options_give_the_python_sources_rows(spark, jvm, bookie, options):
+    # A bookie directory: entry logs and journals, so the name-id filters meet files
+    # of both kinds (a journal has no log id, an entry log no journal id).
+    cols = ("file", "offset", "ledger_id", "entry_id", "error")
+    got = rows(load(spark, JVM, str(bookie.root), password=PASSWORD, **options).select(*cols))
+    assert got == rows(load(spark, "bookkeeper", str(bookie.root), password=PASSWORD, **options).select(*cols))
+    assert bool(got) == (options != {"logId": "1", "journalId": "1"})
+    assert_no_buffers_left(jvm)
+
+
+def test_a_filter_on_a_column_the_kind_lacks_is_refused_at_load(spark, jvm, bookie):
+    with pytest.raises(java_errors(), match="option logId filters log_id, which journal rows do not have"):
+        load(spark, JVM, str(bookie.journal), kind="journal", logId="1").schema
 
 
 def test_a_ledger_filter_skips_logs_whose_map_lacks_the_ledger(spark, jvm, tmp_path):
@@ -338,8 +357,7 @@ def test_jobs_read_through_the_jvm_source_when_it_reads_what_they_ask(jvm, spark
 
     local = [str(sample.ledger_dir)]
     assert common.source_format(spark, local, {"kind": "entrylog", "verify": "true", "payload": "none", "password": ""}) == JVM
-    # A row filter the JVM source does not take yet, and a remote store it does not read.
-    assert common.source_format(spark, local, {"kind": "entrylog", "ledgerId": "1"}) == JVM
-    assert common.source_format(spark, local, {"kind": "entrylog", "entryId": "1"}) == "bookkeeper"
+    # Row filters it takes, and a remote store it does not read.
+    assert common.source_format(spark, local, {"kind": "entrylog", "ledgerId": "1", "entryId": "0:5"}) == JVM
     assert common.source_format(spark, ["s3://bucket/bookie"], {"kind": "entrylog"}) == "bookkeeper"
     assert spark._jvm.io.bkcodec.spark.BookKeeperJvmSource.readsOption("DIGESTTYPE")

@@ -180,7 +180,7 @@ pub fn file_readers(input: &[u8]) -> usize {
     };
     let rows = row_spans(batches, len);
     let mut next_offset = 0;
-    for &(offset, size, _) in &rows {
+    for &Row { offset, size, .. } in &rows {
         assert!(offset as u64 >= next_offset && size >= 0, "row at {offset} ({size} bytes) after {next_offset}");
         next_offset = offset as u64 + 1;
         assert!(offset as u64 + size as u64 <= len, "row at {offset} of {size} bytes past the end ({len})");
@@ -188,11 +188,21 @@ pub fn file_readers(input: &[u8]) -> usize {
     rows.len()
 }
 
-/// The `(offset, record_size, ledger_id)` of every row `batches` give, up to the
-/// first error, which must name an offset inside the file of `len` bytes.
-fn row_spans(batches: impl Iterator<Item = Result<arrow_array::RecordBatch>>, len: u64) -> Vec<(i64, i64, Option<i64>)> {
+/// A row as the fuzz drivers compare rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Row {
+    offset: i64,
+    size: i64,
+    ledger_id: Option<i64>,
+    entry_id: Option<i64>,
+}
+
+/// The `(offset, record_size, ledger_id, entry_id)` of every row `batches` give, up
+/// to the first error, which must name an offset inside the file of `len` bytes.
+fn row_spans(batches: impl Iterator<Item = Result<arrow_array::RecordBatch>>, len: u64) -> Vec<Row> {
     use arrow_array::cast::AsArray;
     use arrow_array::types::Int64Type;
+    use arrow_array::Array;
 
     let mut rows = Vec::new();
     for batch in batches {
@@ -206,7 +216,13 @@ fn row_spans(batches: impl Iterator<Item = Result<arrow_array::RecordBatch>>, le
         let offsets = batch.column_by_name("offset").expect("an offset column").as_primitive::<Int64Type>();
         let sizes = batch.column_by_name("record_size").expect("a record_size column").as_primitive::<Int64Type>();
         let ledgers = batch.column_by_name("ledger_id").expect("a ledger_id column").as_primitive::<Int64Type>();
-        rows.extend(offsets.values().iter().zip(sizes.values()).zip(ledgers).map(|((&o, &s), l)| (o, s, l)));
+        let entries = batch.column_by_name("entry_id").expect("an entry_id column").as_primitive::<Int64Type>();
+        rows.extend((0..batch.num_rows()).map(|i| Row {
+            offset: offsets.value(i),
+            size: sizes.value(i),
+            ledger_id: ledgers.is_valid(i).then(|| ledgers.value(i)),
+            entry_id: entries.is_valid(i).then(|| entries.value(i)),
+        }));
     }
     rows
 }
@@ -214,13 +230,12 @@ fn row_spans(batches: impl Iterator<Item = Result<arrow_array::RecordBatch>>, le
 /// The entry-log and journal readers as the JVM Spark source drives them: byte
 /// ranges of the file and a column projection. The first byte picks the options (bit
 /// 0 the kind, bit 1 verification, bit 2 two columns rather than all, bit 3 small
-/// batches, bit 4 a ledger filter), the next where the file is cut in two (in
-/// 1/255ths of it). The two ranges read exactly the rows the whole file gives, each
-/// once (what lets a Spark read split a file anywhere), a ledger filter builds
-/// exactly the rows of the ledgers it admits, and errors name offsets inside the
-/// file. Returns the rows read.
+/// batches, bit 4 a row filter), the next where the file is cut in two (in 1/255ths
+/// of it). The two ranges read exactly the rows the whole file gives, each once (what
+/// lets a Spark read split a file anywhere), a row filter builds exactly the rows it
+/// admits, and errors name offsets inside the file. Returns the rows read.
 pub fn ranged_readers(input: &[u8]) -> usize {
-    use crate::arrow::{BatchStream, EntryBatchOptions, EntryLogBatchReader, FileReaderOptions, JournalBatchReader, OnError, PayloadMode};
+    use crate::arrow::{BatchStream, EntryBatchOptions, EntryLogBatchReader, FileReaderOptions, JournalBatchReader, OnError, PayloadMode, RowFilter};
     use crate::digest_policy::DigestPolicy;
     use crate::files::{EntryLogWriter, JournalWriter};
     use crate::LedgerDigestSettings;
@@ -240,9 +255,8 @@ pub fn ranged_readers(input: &[u8]) -> usize {
     let len = file.len() as u64;
     let cut = len * u64::from(*cut) / 255;
     let file: Arc<dyn crate::files::source::ReadAt> = Arc::new(Copying(file));
-    // (offset, record_size, ledger_id) of every row of [start, end), or None when the
-    // reader refuses.
-    let read_as = |start: u64, end: u64, ledgers: Option<Vec<(i64, i64)>>| -> Option<Vec<(i64, i64, Option<i64>)>> {
+    // The rows of [start, end), or None when the reader refuses.
+    let read_as = |start: u64, end: u64, filter: RowFilter| -> Option<Vec<Row>> {
         let mut options = FileReaderOptions::new(
             EntryBatchOptions { payload: PayloadMode::Binary, on_error: OnError::Flag },
             LedgerDigestSettings::new(DigestPolicy::Auto, b"secret"),
@@ -251,13 +265,13 @@ pub fn ranged_readers(input: &[u8]) -> usize {
         options.start = start;
         options.end = end;
         if selector & 4 != 0 {
-            options.columns = Some(vec!["record_size".into(), "ledger_id".into(), "offset".into()]);
+            options.columns = Some(vec!["record_size".into(), "ledger_id".into(), "entry_id".into(), "offset".into()]);
         }
         if selector & 8 != 0 {
             options.batch_rows = 3;
             options.batch_bytes = 300;
         }
-        options.ledgers = ledgers;
+        options.rows = filter;
         let reader: Result<Box<dyn BatchStream>> = if journal {
             JournalBatchReader::new(file.clone(), Some(1), false, None, options).map(|r| Box::new(r) as Box<dyn BatchStream>)
         } else {
@@ -272,12 +286,17 @@ pub fn ranged_readers(input: &[u8]) -> usize {
         };
         Some(row_spans(reader, len))
     };
-    let read = |start: u64, end: u64| read_as(start, end, None);
+    let read = |start: u64, end: u64| read_as(start, end, RowFilter::default());
     let Some(whole) = read(0, u64::MAX) else { return 0 };
     if selector & 16 != 0 {
-        let ranges = vec![(1, 1), (5, i64::MAX)];
-        let admitted: Vec<_> = whole.iter().copied().filter(|r| r.2.is_some_and(|id| id == 1 || id >= 5)).collect();
-        assert_eq!(read_as(0, u64::MAX, Some(ranges)), Some(admitted), "a ledger filter on a file of {len} bytes");
+        let ledgers = RowFilter { ledger_id: Some(vec![(1, 1), (5, i64::MAX)]), ..RowFilter::default() };
+        let admitted: Vec<_> = whole.iter().copied().filter(|r| r.ledger_id.is_some_and(|id| id == 1 || id >= 5)).collect();
+        assert_eq!(read_as(0, u64::MAX, ledgers), Some(admitted), "a ledger filter on a file of {len} bytes");
+        // Entry ids and offsets (half the file) on the rows of a cut.
+        let half = (len / 2) as i64;
+        let rows = RowFilter { entry_id: Some(vec![(0, 2)]), offset: Some(vec![(0, half)]), ..RowFilter::default() };
+        let admitted: Vec<_> = whole.iter().copied().filter(|r| r.entry_id.is_some_and(|id| (0..=2).contains(&id)) && r.offset <= half).collect();
+        assert_eq!(read_as(0, u64::MAX, rows), Some(admitted), "an entry and offset filter on a file of {len} bytes");
     }
     if let (Some(mut first), Some(second)) = (read(0, cut), read(cut, u64::MAX)) {
         first.extend(second);

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use arrow_buffer::Buffer;
 use bkcodec_core::arrow::{
     ArrowBatchReader, BatchStream, EntryBatchOptions, EntryLogBatchReader, FileReaderOptions, IndexBatchReader, JournalBatchReader,
-    OnError, PayloadMode,
+    OnError, PayloadMode, RowFilter,
 };
 use bkcodec_core::files::{MemorySource, ReadAt};
 use bkcodec_core::digest::{DigestType, Digester};
@@ -338,7 +338,7 @@ fn rows_where(batches: &[RecordBatch], keep: impl Fn(Option<i64>) -> bool) -> Ve
 }
 
 #[test]
-fn a_ledger_filter_builds_exactly_the_rows_a_filter_after_the_read_keeps() {
+fn a_row_filter_builds_exactly_the_rows_a_filter_after_the_read_keeps() {
     // Ledger 3's entries, then a long stretch of ledgers 4 and 5 only (whole batches
     // with no row of ledger 3), then ledger 3 again; a damaged entry of each, and a
     // damaged size field (a row with no ledger id).
@@ -354,12 +354,13 @@ fn a_ledger_filter_builds_exactly_the_rows_a_filter_after_the_read_keeps() {
     }
     bytes[offsets[150] as usize] = 0x7f; // a size field
     for payload in [PayloadMode::Binary, PayloadMode::BinaryView] {
-        let read = |ledgers: Option<Vec<(i64, i64)>>| -> Vec<RecordBatch> {
+        let read_with = |rows: RowFilter| -> Vec<RecordBatch> {
             let mut opts = options(payload, OnError::Flag);
             (opts.batch_rows, opts.batch_bytes) = (16, 2000);
-            opts.ledgers = ledgers;
+            opts.rows = rows;
             EntryLogBatchReader::new(file(bytes.clone()), Some(2), opts).unwrap().map(|b| b.unwrap()).collect()
         };
+        let read = |ledgers: Option<Vec<(i64, i64)>>| read_with(RowFilter { ledger_id: ledgers, ..RowFilter::default() });
         let all = read(None);
         let errors: Vec<Option<String>> = all.iter().flat_map(|b| strings(b, "error")).flatten().map(Some).collect();
         assert_eq!(errors.len(), 3, "{errors:?}");
@@ -372,5 +373,18 @@ fn a_ledger_filter_builds_exactly_the_rows_a_filter_after_the_read_keeps() {
         let two = read(Some(vec![(0, 3), (5, 9)]));
         assert_eq!(rows_where(&two, |_| true), rows_where(&all, |id| matches!(id, Some(3) | Some(5))));
         assert!(read(Some(vec![(7, 9)])).is_empty());
+        // Entry ids and offsets, with a ledger: every test must pass.
+        let cut = offsets[200] as i64;
+        let rows = RowFilter { ledger_id: Some(vec![(3, 4)]), entry_id: Some(vec![(50, 250)]), offset: Some(vec![(0, cut)]), ..RowFilter::default() };
+        let want = rows_where(&all, |_| true).into_iter().zip(all.iter().flat_map(|b| {
+            let (l, e, o) = (i64s(b, "ledger_id"), i64s(b, "entry_id"), i64s(b, "offset"));
+            (0..b.num_rows()).map(move |i| (l[i], e[i], o[i]))
+        }));
+        let want: Vec<_> = want
+            .filter(|(_, (l, e, o))| l.is_some_and(|l| (3..=4).contains(&l)) && e.is_some_and(|e| (50..=250).contains(&e)) && o.is_some_and(|o| o <= cut))
+            .map(|(row, _)| row)
+            .collect();
+        assert!(!want.is_empty());
+        assert_eq!(rows_where(&read_with(rows), |_| true), want, "{payload:?}");
     }
 }

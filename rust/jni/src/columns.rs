@@ -10,7 +10,10 @@ use std::sync::Arc;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use bkcodec_core::arrow::{entry_log_schema, journal_schema, merged_file_schema, EntryBatchOptions, FileReaderOptions, OnError, PayloadMode};
 use bkcodec_core::metadata::znode_dump::read_znode_dir;
-use bkcodec_core::plan::{intersect, parse_id_ranges, ReadKind};
+use bkcodec_core::arrow::RowFilter;
+use bkcodec_core::files::entry_log::log_id_from_path;
+use bkcodec_core::files::journal::journal_id_from_path;
+use bkcodec_core::plan::{admits, intersect, parse_id_ranges, ReadKind};
 use bkcodec_core::{DigestPolicy, Error, LedgerDigestSettings, Result};
 
 /// The options a read takes (what the Python source's `ReadOptions` holds).
@@ -21,11 +24,25 @@ pub struct SourceOptions {
     pub verify: bool,
     pub payload: String,
     pub ledger_metadata: Option<String>,
-    /// Inclusive ledger id ranges rows must fall in: the `ledgerId` option's, and the
-    /// `ledger_id` filters Spark pushed (`pushedLedgerRanges`, set by the Java scan,
-    /// never by users), both; None: no filter.
-    pub ledger_ranges: Option<Vec<(i64, i64)>>,
+    /// The row filters: the `ledgerId`, `entryId`, `scopeId` and `offset` options, and
+    /// the `ledger_id` filters Spark pushed (`pushedLedgerRanges`, set by the Java scan,
+    /// never by users), which rows must pass with `ledgerId`.
+    pub rows: RowFilter,
+    /// The `logId` and `journalId` options: files whose name id they do not admit give
+    /// no row (a journal has no log id, an entry log no journal id).
+    pub log_ids: Option<Vec<(i64, i64)>>,
+    pub journal_ids: Option<Vec<(i64, i64)>>,
 }
+
+/// The row-filter options and the column each tests (the Python source's).
+pub const ROW_FILTER_OPTIONS: [(&str, &str); 6] = [
+    ("ledgerId", "ledger_id"),
+    ("entryId", "entry_id"),
+    ("scopeId", "scope_id"),
+    ("logId", "log_id"),
+    ("journalId", "journal_id"),
+    ("offset", "offset"),
+];
 
 /// `lo:hi,lo:hi` (inclusive; empty: no ledger passes).
 fn parse_ranges(text: &str) -> Result<Vec<(i64, i64)>> {
@@ -44,6 +61,7 @@ impl SourceOptions {
     /// this module does not read are the Java side's (`path`, `splitSize`, ...).
     pub fn from_pairs(pairs: &[(String, String)]) -> Result<SourceOptions> {
         let get = |name: &str| pairs.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone());
+        let ranges = |name: &str| get(name).map(|t| parse_id_ranges(name, &t)).transpose();
         let digest_type = get("digestType").unwrap_or_else(|| "auto".into()).to_ascii_lowercase();
         DigestPolicy::from_name(Some(&digest_type))
             .map_err(|_| Error::invalid_argument(format!("digestType must be auto or a digest type name, not {digest_type:?}")))?;
@@ -64,12 +82,47 @@ impl SourceOptions {
             verify,
             payload,
             ledger_metadata: get("ledgerMetadata").filter(|v| !v.is_empty()),
-            ledger_ranges: match (get("ledgerId").map(|t| parse_id_ranges("ledgerId", &t)).transpose()?, get("pushedLedgerRanges")) {
-                (option, None) => option,
-                (None, Some(pushed)) => Some(parse_ranges(&pushed)?),
-                (Some(option), Some(pushed)) => Some(intersect(&option, &parse_ranges(&pushed)?)),
+            rows: RowFilter {
+                ledger_id: match (ranges("ledgerId")?, get("pushedLedgerRanges")) {
+                    (option, None) => option,
+                    (None, Some(pushed)) => Some(parse_ranges(&pushed)?),
+                    (Some(option), Some(pushed)) => Some(intersect(&option, &parse_ranges(&pushed)?)),
+                },
+                entry_id: ranges("entryId")?,
+                scope_id: ranges("scopeId")?,
+                offset: ranges("offset")?,
             },
+            log_ids: ranges("logId")?,
+            journal_ids: ranges("journalId")?,
         })
+    }
+
+    /// Whether rows of the file at `path`, of `kind`, can pass the name-id filters.
+    pub fn admits_file(&self, path: &Path, kind: ReadKind) -> bool {
+        let test = |ranges: &Option<Vec<(i64, i64)>>, own: ReadKind, id: fn(&Path) -> Option<i64>| match ranges {
+            None => true,
+            Some(r) => kind == own && id(path).is_some_and(|id| admits(r, id)),
+        };
+        test(&self.log_ids, ReadKind::EntryLog, log_id_from_path) && test(&self.journal_ids, ReadKind::Journal, journal_id_from_path)
+    }
+
+    /// The options that filter on a column `schema` lacks, refused as the Python source
+    /// refuses them.
+    pub fn check_filters(&self, schema: &Schema, kind: ReadKind) -> Result<()> {
+        let given = [
+            self.rows.ledger_id.is_some(),
+            self.rows.entry_id.is_some(),
+            self.rows.scope_id.is_some(),
+            self.log_ids.is_some(),
+            self.journal_ids.is_some(),
+            self.rows.offset.is_some(),
+        ];
+        for ((name, column), given) in ROW_FILTER_OPTIONS.iter().zip(given) {
+            if given && schema.field_with_name(column).is_err() {
+                return Err(Error::invalid_argument(format!("option {name} filters {column}, which {} rows do not have", kind.name())));
+            }
+        }
+        Ok(())
     }
 
     fn payload_mode(&self, columns: Option<&[String]>) -> PayloadMode {
@@ -139,7 +192,9 @@ pub fn full_schema(kind: ReadKind, options: &SourceOptions) -> Result<SchemaRef>
     if !fields.iter().any(|f| f.name() == "error") {
         fields.push(Field::new("error", DataType::Utf8, true));
     }
-    Ok(Arc::new(Schema::new(fields)))
+    let schema = Schema::new(fields);
+    options.check_filters(&schema, kind)?;
+    Ok(Arc::new(schema))
 }
 
 /// Binary views as binary, string views as strings (what Spark's vectors hold).
@@ -207,14 +262,21 @@ mod tests {
         assert!(SourceOptions::from_pairs(&pair("payload", "text")).is_err());
         let o = SourceOptions::from_pairs(&pair("DIGESTTYPE", "CRC32C")).unwrap();
         assert_eq!(o.digest_type, "crc32c");
-        assert_eq!(o.ledger_ranges, None);
+        assert_eq!(o.rows, RowFilter::default());
         let o = SourceOptions::from_pairs(&pair("pushedLedgerRanges", "1:1,5:9")).unwrap();
-        assert_eq!(o.ledger_ranges, Some(vec![(1, 1), (5, 9)]));
+        assert_eq!(o.rows.ledger_id, Some(vec![(1, 1), (5, 9)]));
         assert!(SourceOptions::from_pairs(&pair("pushedLedgerRanges", "1-2")).is_err());
         let o = SourceOptions::from_pairs(&pair("LEDGERID", "3,10:20")).unwrap();
-        assert_eq!(o.ledger_ranges, Some(vec![(3, 3), (10, 19)]));
+        assert_eq!(o.rows.ledger_id, Some(vec![(3, 3), (10, 19)]));
         let both = [("ledgerId".to_string(), "3,10:20".to_string()), ("pushedLedgerRanges".to_string(), "15:30".to_string())];
-        assert_eq!(SourceOptions::from_pairs(&both).unwrap().ledger_ranges, Some(vec![(15, 19)]));
+        assert_eq!(SourceOptions::from_pairs(&both).unwrap().rows.ledger_id, Some(vec![(15, 19)]));
+        let o = SourceOptions::from_pairs(&pair("logId", "0x1a")).unwrap();
+        assert!(o.admits_file(Path::new("/b/current/1a.log"), ReadKind::EntryLog));
+        assert!(!o.admits_file(Path::new("/b/current/1b.log"), ReadKind::EntryLog));
+        assert!(!o.admits_file(Path::new("/b/journal/1a.txn"), ReadKind::Journal));
+        let o = SourceOptions::from_pairs(&pair("entryId", "5:")).unwrap();
+        assert_eq!(o.rows.entry_id, Some(vec![(5, i64::MAX)]));
+        assert!(o.admits_file(Path::new("/b/journal/1a.txn"), ReadKind::Journal));
         assert!(SourceOptions::from_pairs(&pair("ledgerId", "20:10")).is_err());
     }
 }

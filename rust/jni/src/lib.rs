@@ -192,9 +192,11 @@ pub extern "system" fn Java_io_bkcodec_spark_Native_plan<'local>(
             return Err(invalid("splitSize and minPartitions must be positive"));
         }
         let mut listing = select_files(&paths, kind)?;
-        if let Some(ranges) = &options.ledger_ranges {
+        if let Some(ranges) = &options.rows.ledger_id {
             listing = prune_by_ledgers(&listing, ranges, options.password.as_bytes());
         }
+        // Files whose name id the logId or journalId option does not admit hold no row.
+        listing.files.retain(|f| options.admits_file(&f.path, f.kind));
         let partitions = plan_partitions(&listing, split_size as u64, min_partitions as u64, DEFAULT_OPEN_COST)?;
         let mut lines = vec![listing.kind.name().to_string(), listing.note.clone().unwrap_or_default()];
         let n = |v: Option<u64>| v.map_or(-1, |v| v.min(i64::MAX as u64) as i64);

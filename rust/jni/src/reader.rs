@@ -56,9 +56,13 @@ impl SplitReader {
         SplitReader { split, path_text, schema, options, columns, state: State::NotOpened }
     }
 
-    /// A file's flagged row, unless a pushed ledger filter drops it (it names no ledger).
-    fn unless_filtered(&self, row: Option<RecordBatch>) -> Option<RecordBatch> {
-        row.filter(|_| self.options.ledger_ranges.is_none())
+    /// A file's flagged row for `error`, unless the row filters drop it (it names no
+    /// ledger, entry or scope; its offset is the error's).
+    fn error_row_passing(&self, error: &Error) -> Result<Option<RecordBatch>> {
+        if !self.options.rows.admits(None, None, None, error_offset(error)) {
+            return Ok(None);
+        }
+        self.error_row(error)
     }
 
     fn open(&self) -> Result<Box<dyn BatchStream>> {
@@ -70,8 +74,8 @@ impl SplitReader {
             wanted.push("offset".into());
         }
         scan.columns = Some(wanted);
-        // The pushed ledger filter: the core builds only the rows it keeps.
-        scan.ledgers = self.options.ledger_ranges.clone();
+        // The row filters: the core builds only the rows they keep.
+        scan.rows = self.options.rows.clone();
         scan.start = self.split.start.unwrap_or(0);
         scan.end = self.split.end.unwrap_or(u64::MAX);
         let path = &self.split.path;
@@ -89,11 +93,13 @@ impl SplitReader {
         loop {
             match &mut self.state {
                 State::Done => return Ok(None),
+                // A file whose name id the logId or journalId option does not admit.
+                State::NotOpened if !self.options.admits_file(&self.split.path, self.split.kind) => self.state = State::Done,
                 State::NotOpened => match self.open() {
                     Ok(stream) => self.state = State::Reading(stream),
                     Err(e) => {
                         self.state = State::Done;
-                        if let Some(row) = self.unless_filtered(self.error_row(&e)?) {
+                        if let Some(row) = self.error_row_passing(&e)? {
                             return Ok(Some(row));
                         }
                     }
@@ -102,7 +108,7 @@ impl SplitReader {
                     None => self.state = State::Done,
                     Some(Err(e)) => {
                         self.state = State::Done;
-                        if let Some(row) = self.unless_filtered(self.error_row(&e)?) {
+                        if let Some(row) = self.error_row_passing(&e)? {
                             return Ok(Some(row));
                         }
                     }
@@ -142,7 +148,7 @@ impl SplitReader {
     /// another range of the file holds the offset.
     fn error_row(&self, error: &Error) -> Result<Option<RecordBatch>> {
         let split = &self.split;
-        let offset = if error_has_offset(error) { error.offset } else { 0 };
+        let offset = error_offset(error);
         if let Some(start) = split.start {
             let end = split.end.unwrap_or(0).max(start + 1);
             if !(start <= offset && offset < end) {
@@ -183,10 +189,13 @@ impl SplitReader {
     }
 }
 
-/// Whether the Python source sees an offset on this error (its format errors carry
-/// one; OSError and ValueError do not).
-fn error_has_offset(error: &Error) -> bool {
-    !matches!(error.kind, bkcodec_core::ErrorKind::Io | bkcodec_core::ErrorKind::InvalidArgument)
+/// The offset the Python source gives a file's flagged row: its format errors carry
+/// one; OSError and ValueError do not (0).
+fn error_offset(error: &Error) -> u64 {
+    match error.kind {
+        bkcodec_core::ErrorKind::Io | bkcodec_core::ErrorKind::InvalidArgument => 0,
+        _ => error.offset,
+    }
 }
 
 fn name_id(path: &Path, kind: ReadKind) -> Option<i64> {

@@ -12,9 +12,8 @@ for Spark Connect the jar goes on the server (`--jars` when it starts). Executor
 need no Python environment with bkcodec: the native library is inside the jar.
 
 It gives the `bookkeeper` source's schema, options and rows (error rows included) for
-local entry logs, journals and bookie directories, with the `ledgerId` option; index
-files, remote filesystems and the other row-filter options (`entryId`, ...) are the
-Python source's. It has its own
+local entry logs, journals and bookie directories, row-filter options (`ledgerId`,
+...) included; index files and remote filesystems are the Python source's. It has its own
 name because a jar registering `bookkeeper` would take the name from the Python source
 in every session that has the jar (pyspark 4.3.0 resolves the name to the jar's class,
 even after `spark.dataSource.register`), and with it what only the Python source reads.

@@ -67,11 +67,39 @@ pub struct FileReaderOptions {
     /// caller that needs two columns does not pay for the rest. The scan, and so
     /// which rows there are and what they are flagged with, is the same.
     pub columns: Option<Vec<String>>,
-    /// Only the rows of ledgers these inclusive id ranges admit are built (rows with
-    /// no ledger id, damage among them, are not): a query for one ledger does not
+    /// Only the rows this filter admits are built: a query for one ledger does not
     /// pay for the others' columns. The scan and its digest checks are the same, so
     /// the rows built are exactly those a filter after the read would keep.
-    pub ledgers: Option<Vec<(i64, i64)>>,
+    pub rows: RowFilter,
+}
+
+/// Inclusive ranges a row's values must fall in, column by column (None: no test on
+/// that column). A row without the column's value (damage has no ledger id) passes
+/// no test on it, as in SQL.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RowFilter {
+    pub scope_id: Option<Vec<(i64, i64)>>,
+    pub ledger_id: Option<Vec<(i64, i64)>>,
+    pub entry_id: Option<Vec<(i64, i64)>>,
+    pub offset: Option<Vec<(i64, i64)>>,
+}
+
+impl RowFilter {
+    /// Whether every row passes (no test at all).
+    pub fn is_empty(&self) -> bool {
+        self.scope_id.is_none() && self.ledger_id.is_none() && self.entry_id.is_none() && self.offset.is_none()
+    }
+
+    pub fn admits(&self, scope_id: Option<i64>, ledger_id: Option<i64>, entry_id: Option<i64>, offset: u64) -> bool {
+        let test = |ranges: &Option<Vec<(i64, i64)>>, value: Option<i64>| match ranges {
+            None => true,
+            Some(r) => value.is_some_and(|v| admits(r, v)),
+        };
+        test(&self.scope_id, scope_id)
+            && test(&self.ledger_id, ledger_id)
+            && test(&self.entry_id, entry_id)
+            && test(&self.offset, i64::try_from(offset).ok())
+    }
 }
 
 impl FileReaderOptions {
@@ -85,7 +113,7 @@ impl FileReaderOptions {
             start: 0,
             end: u64::MAX,
             columns: None,
-            ledgers: None,
+            rows: RowFilter::default(),
         }
     }
 
@@ -205,8 +233,8 @@ struct FileBatchBuilder<K> {
     /// The digest type every V1 entry is read as, when the reader names one (for
     /// the rows of entries that do not frame).
     fixed: Option<DigestType>,
-    ledgers: Option<Vec<(i64, i64)>>,
-    /// Rows of the batch the ledger filter left unbuilt.
+    filter: RowFilter,
+    /// Rows of the batch the row filter left unbuilt.
     dropped: usize,
 }
 
@@ -226,14 +254,12 @@ impl<K: FileKind> FileBatchBuilder<K> {
             DigestPolicy::Fixed(dt) if options.digests.ledger_count() == 0 => Some(dt),
             _ => None,
         };
-        FileBatchBuilder { kind, columns, rows: 0, fixed, ledgers: options.ledgers.clone(), dropped: 0 }
+        FileBatchBuilder { kind, columns, rows: 0, fixed, filter: options.rows.clone(), dropped: 0 }
     }
 
-    fn admits(&self, ledger_id: Option<i64>) -> bool {
-        match &self.ledgers {
-            None => true,
-            Some(ranges) => ledger_id.is_some_and(|id| admits(ranges, id)),
-        }
+    fn admits_entry(&self, e: &ScannedEntry) -> bool {
+        let h = &e.checked.header;
+        self.filter.admits(Some(h.scope_id), Some(h.ledger_id), Some(h.entry_id), e.offset)
     }
 
     fn schema(&self) -> SchemaRef {
@@ -241,7 +267,8 @@ impl<K: FileKind> FileBatchBuilder<K> {
     }
 
     fn push(&mut self, row: &SingleRowValues<'_>) {
-        if !self.admits(row.fields.ledger_id) {
+        let f = &row.fields;
+        if !self.filter.admits(f.scope_id, f.ledger_id, f.entry_id, row.offset) {
             self.dropped += 1;
             return;
         }
@@ -273,16 +300,16 @@ impl<K: FileKind> ScanSink for FileBatchBuilder<K> {
     }
 
     fn entries(&mut self, view: &View<'_>, run: &[ScannedEntry]) {
-        if self.ledgers.is_none() {
+        if self.filter.is_empty() {
             return self.build_entries(view, run);
         }
         // The admitted entries, a stretch of consecutive ones at a time.
         let mut rest = run;
         while !rest.is_empty() {
-            let skip = rest.iter().take_while(|e| !self.admits(Some(e.checked.header.ledger_id))).count();
+            let skip = rest.iter().take_while(|e| !self.admits_entry(e)).count();
             self.dropped += skip;
             rest = &rest[skip..];
-            let take = rest.iter().take_while(|e| self.admits(Some(e.checked.header.ledger_id))).count();
+            let take = rest.iter().take_while(|e| self.admits_entry(e)).count();
             self.build_entries(view, &rest[..take]);
             rest = &rest[take..];
         }
@@ -391,7 +418,7 @@ impl<K: FileKind> RecordFileReader<K> {
             if self.rows.rows > 0 {
                 return Some(self.finish(frozen.as_ref()));
             }
-            // A batch whose rows the ledger filter all left unbuilt: the scan goes on.
+            // A batch whose rows the row filter all left unbuilt: the scan goes on.
             if self.done || self.pending.is_some() || dropped == 0 {
                 self.done = true;
                 return self.pending.take().map(Err);

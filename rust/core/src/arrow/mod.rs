@@ -17,7 +17,7 @@ pub use primitive_column::PrimitiveColumn;
 pub use entries::{entry_bytes, EntryBatchOptions, EntryDecoder, OnError};
 pub use file_reader::{
     entry_log_schema, error_kinds, journal_schema, ArrowBatchReader, BatchStream, EntryLogBatchReader, FileReaderOptions,
-    JournalBatchReader, DEFAULT_BATCH_BYTES, DEFAULT_BATCH_ROWS,
+    JournalBatchReader, RowFilter, DEFAULT_BATCH_BYTES, DEFAULT_BATCH_ROWS,
 };
 pub use index_file::{index_schema, IndexBatchReader};
 pub use payload::PayloadMode;

@@ -13,11 +13,10 @@ final class ReadOptions implements Serializable {
   private static final long serialVersionUID = 1L;
 
   static final long DEFAULT_SPLIT_SIZE = 512L * 1024 * 1024;
-  /** The options this source reads (the Python source's, less those it does not yet). */
+  /** The options this source reads (the Python source's, for local files). */
   static final List<String> KNOWN =
-      List.of("kind", "digestType", "password", "ledgerMetadata", "verify", "payload", "columns", "splitSize", "minPartitions", "ledgerId");
-  /** The Python source's options this one refuses, rather than ignoring them. */
-  static final List<String> PYTHON_ONLY = List.of("entryId", "scopeId", "logId", "journalId", "offset");
+      List.of("kind", "digestType", "password", "ledgerMetadata", "verify", "payload", "columns", "splitSize", "minPartitions",
+          "ledgerId", "entryId", "scopeId", "logId", "journalId", "offset");
 
   final String path;
   final String paths;
@@ -41,13 +40,6 @@ final class ReadOptions implements Serializable {
       if (k.equals("path") || k.equals("paths") || known.contains(k)) {
         continue;
       }
-      for (String p : PYTHON_ONLY) {
-        if (p.toLowerCase(Locale.ROOT).equals(k)) {
-          throw new IllegalArgumentException(
-              "option " + p + " (a row filter) is not read by the bookkeeper-jvm source yet: filter with where(), "
-                  + "or read with the Python bookkeeper source");
-        }
-      }
       if (k.startsWith("fs.")) {
         throw new IllegalArgumentException(
             "option " + e.getKey() + ": the bookkeeper-jvm source reads local files; remote ones are read by the "
@@ -70,7 +62,8 @@ final class ReadOptions implements Serializable {
               : "kind must be auto or one of entrylog, journal, index, not '" + kind + "'");
     }
     List<String> pairs = new ArrayList<>();
-    for (String name : List.of("digestType", "password", "ledgerMetadata", "verify", "payload", "ledgerId")) {
+    for (String name : List.of("digestType", "password", "ledgerMetadata", "verify", "payload", "ledgerId", "entryId", "scopeId",
+        "logId", "journalId", "offset")) {
       String v = lower.get(name.toLowerCase(Locale.ROOT));
       if (v != null) {
         pairs.add(name);
