@@ -34,16 +34,6 @@ pub struct SourceOptions {
     pub journal_ids: Option<Vec<(i64, i64)>>,
 }
 
-/// The row-filter options and the column each tests (the Python source's).
-pub const ROW_FILTER_OPTIONS: [(&str, &str); 6] = [
-    ("ledgerId", "ledger_id"),
-    ("entryId", "entry_id"),
-    ("scopeId", "scope_id"),
-    ("logId", "log_id"),
-    ("journalId", "journal_id"),
-    ("offset", "offset"),
-];
-
 /// `lo:hi,lo:hi` (inclusive; empty: no ledger passes).
 fn parse_ranges(text: &str) -> Result<Vec<(i64, i64)>> {
     let bad = || Error::invalid_argument(format!("pushedLedgerRanges is lo:hi pairs, not {text:?}"));
@@ -106,18 +96,18 @@ impl SourceOptions {
         test(&self.log_ids, ReadKind::EntryLog, log_id_from_path) && test(&self.journal_ids, ReadKind::Journal, journal_id_from_path)
     }
 
-    /// The options that filter on a column `schema` lacks, refused as the Python source
-    /// refuses them.
+    /// Refuses, as the Python source does, a row-filter option on a column that rows
+    /// of `schema` lack.
     pub fn check_filters(&self, schema: &Schema, kind: ReadKind) -> Result<()> {
-        let given = [
-            self.rows.ledger_id.is_some(),
-            self.rows.entry_id.is_some(),
-            self.rows.scope_id.is_some(),
-            self.log_ids.is_some(),
-            self.journal_ids.is_some(),
-            self.rows.offset.is_some(),
+        let filters = [
+            ("ledgerId", "ledger_id", self.rows.ledger_id.is_some()),
+            ("entryId", "entry_id", self.rows.entry_id.is_some()),
+            ("scopeId", "scope_id", self.rows.scope_id.is_some()),
+            ("logId", "log_id", self.log_ids.is_some()),
+            ("journalId", "journal_id", self.journal_ids.is_some()),
+            ("offset", "offset", self.rows.offset.is_some()),
         ];
-        for ((name, column), given) in ROW_FILTER_OPTIONS.iter().zip(given) {
+        for (name, column, given) in filters {
             if given && schema.field_with_name(column).is_err() {
                 return Err(Error::invalid_argument(format!("option {name} filters {column}, which {} rows do not have", kind.name())));
             }
