@@ -89,11 +89,11 @@ impl SourceOptions {
 
     /// Whether rows of the file at `path`, of `kind`, can pass the name-id filters.
     pub fn admits_file(&self, path: &Path, kind: ReadKind) -> bool {
-        let test = |ranges: &Option<Vec<(i64, i64)>>, own: ReadKind, id: fn(&Path) -> Option<i64>| match ranges {
+        let test = |ranges: &Option<Vec<(i64, i64)>>, own: ReadKind| match ranges {
             None => true,
-            Some(r) => kind == own && id(path).is_some_and(|id| admits(r, id)),
+            Some(r) => kind == own && name_id(path, kind).is_some_and(|id| admits(r, id)),
         };
-        test(&self.log_ids, ReadKind::EntryLog, log_id_from_path) && test(&self.journal_ids, ReadKind::Journal, journal_id_from_path)
+        test(&self.log_ids, ReadKind::EntryLog) && test(&self.journal_ids, ReadKind::Journal)
     }
 
     /// Refuses, as the Python source does, a row-filter option on a column that rows
@@ -155,6 +155,14 @@ pub fn core_kind_name(kind: ReadKind) -> &'static str {
 /// The column a kind's reader fills from the hex id in the file name.
 pub fn name_id_column(kind: ReadKind) -> &'static str {
     kind.name_id_column().unwrap_or("log_id")
+}
+
+/// The hex id in the name of a file of `kind` (what [`name_id_column`] holds).
+pub fn name_id(path: &Path, kind: ReadKind) -> Option<i64> {
+    match kind {
+        ReadKind::Journal => journal_id_from_path(path),
+        _ => log_id_from_path(path),
+    }
 }
 
 /// Every column a read of `kind` gives, as Spark is told them.

@@ -4,20 +4,18 @@
 //! that cannot be read, or stops reading, is one flagged row (reported only by the
 //! range that holds the offset), so the other files and the rows before still arrive.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::{new_null_array, Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, RecordBatchOptions, StringArray};
 use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, SchemaRef};
 use bkcodec_core::arrow::{BatchStream, EntryLogBatchReader, JournalBatchReader};
-use bkcodec_core::files::entry_log::log_id_from_path;
-use bkcodec_core::files::journal::journal_id_from_path;
 use bkcodec_core::files::source::FileSource;
 use bkcodec_core::plan::ReadKind;
 use bkcodec_core::{Error, Result};
 
-use crate::columns::{core_kind_name, name_id_column, SourceOptions};
+use crate::columns::{core_kind_name, name_id, name_id_column, SourceOptions};
 use crate::python_text::error_text;
 
 /// What a task reads: one split of a partition.
@@ -82,9 +80,9 @@ impl SplitReader {
         let source = Arc::new(FileSource::open(path)?);
         Ok(match self.split.kind {
             ReadKind::Journal => Box::new(
-                JournalBatchReader::new(source, journal_id_from_path(path), false, None, scan).map_err(|e| e.in_file(path))?,
+                JournalBatchReader::new(source, name_id(path, self.split.kind), false, None, scan).map_err(|e| e.in_file(path))?,
             ),
-            _ => Box::new(EntryLogBatchReader::new(source, log_id_from_path(path), scan).map_err(|e| e.in_file(path))?),
+            _ => Box::new(EntryLogBatchReader::new(source, name_id(path, self.split.kind), scan).map_err(|e| e.in_file(path))?),
         })
     }
 
@@ -195,13 +193,6 @@ fn error_offset(error: &Error) -> u64 {
     match error.kind {
         bkcodec_core::ErrorKind::Io | bkcodec_core::ErrorKind::InvalidArgument => 0,
         _ => error.offset,
-    }
-}
-
-fn name_id(path: &Path, kind: ReadKind) -> Option<i64> {
-    match kind {
-        ReadKind::Journal => journal_id_from_path(path),
-        _ => log_id_from_path(path),
     }
 }
 
