@@ -96,6 +96,7 @@ __all__ = [
     "read_last_id",
     "write_last_id",
     "plan_partitions",
+    "parse_id_ranges",
     "reader_schema",
     "error_kinds",
     "digest_types",
@@ -1116,3 +1117,4 @@ def plan_partitions(
     min_partitions: int,
     open_cost: int,
 ) -> list[list[tuple[str, str, int | None, int | None, int | None]]]: ...
+def parse_id_ranges(text: str, name: str = "") -> list[tuple[int, int]]: ...

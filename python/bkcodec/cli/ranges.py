@@ -33,11 +33,6 @@ def _int(text: str, what: str, upper: int = INT64_MAX) -> int:
     return value
 
 
-def _span(start: int | None, end: int | None) -> Span:
-    # An end past the largest 64-bit value bounds nothing.
-    return Span(start, None if end is not None and end > INT64_MAX else end)
-
-
 def non_negative(text: str) -> int:
     """An argparse `type` for counts such as --limit."""
     value = _int(text, "count")
@@ -47,23 +42,16 @@ def non_negative(text: str) -> int:
 
 
 def parse_spans(text: str) -> tuple[Span, ...]:
-    """`3,10:20,40:` -> spans; used as an argparse `type`."""
-    spans = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            raise argparse.ArgumentTypeError(f"empty range in {text!r}")
-        if ":" in part:
-            lo, _, hi = part.partition(":")
-            start = _int(lo, "range start") if lo.strip() else None
-            end = _int(hi, "range end", INT64_MAX + 1) if hi.strip() else None  # excluded
-            if start is not None and end is not None and end <= start:
-                raise argparse.ArgumentTypeError(f"empty range {part!r}: the end is excluded and must be above the start")
-            spans.append(_span(start, end))
-        else:
-            v = _int(part, "value")
-            spans.append(_span(v, v + 1))
-    return tuple(spans)
+    """`3,10:20,40:` -> spans, as the core reads the syntax for every reader and
+    source; used as an argparse `type`."""
+    from .._bkcodec import parse_id_ranges
+
+    try:
+        ranges = parse_id_ranges(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    # The core's inclusive bounds; the 64-bit extremes bound nothing.
+    return tuple(Span(None if lo == INT64_MIN else lo, None if hi == INT64_MAX else hi + 1) for lo, hi in ranges)
 
 
 def parse_offset_range(text: str) -> Span:

@@ -299,9 +299,10 @@ pub fn intersect(a: &LedgerRanges, b: &LedgerRanges) -> Vec<(i64, i64)> {
 /// The `bkcodec` command line's range syntax, as the sources' row-filter options
 /// (`ledgerId`, ...) take it: `7`, `10:20` (20 excluded), `:20`, `100:`, comma lists;
 /// numbers as Python's `int(text, 0)` reads them (`0x1f`, `1_000`, a sign). Gives
-/// inclusive ranges; `name` says which option a refusal is about.
+/// inclusive ranges; `name` says which option a refusal is about (empty: the caller
+/// names it, as a command line's argument parser does).
 pub fn parse_id_ranges(name: &str, text: &str) -> Result<Vec<(i64, i64)>> {
-    let bad = |why: String| Error::invalid_argument(format!("{name}: {why}"));
+    let bad = |why: String| Error::invalid_argument(if name.is_empty() { why } else { format!("{name}: {why}") });
     let number = |part: &str, what: &str| -> Result<i128> {
         python_int(part).ok_or_else(|| bad(format!("{what}: not an integer: {:?}", part.trim())))
     };
@@ -440,6 +441,8 @@ mod tests {
             let e = r(bad).unwrap_err();
             assert!(e.to_string().contains("ledgerId"), "{bad:?}: {e}");
         }
+        let unnamed = parse_id_ranges("", "20:10").unwrap_err().detail;
+        assert!(unnamed.contains("empty range \"20:10\"") && unnamed.starts_with("empty"), "{unnamed}");
     }
 
     #[test]

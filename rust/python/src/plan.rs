@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use bkcodec_core::plan::{pack_splits, FileSplit, ReadKind};
+use bkcodec_core::plan::{pack_splits, parse_id_ranges, FileSplit, ReadKind};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::errors::IntoPyResult;
@@ -41,7 +42,18 @@ fn plan_partitions(
         .collect())
 }
 
+/// The command line's range syntax (`3,10:20,40:`, END excluded) as inclusive
+/// `(low, high)` pairs, as the core reads it for every reader and source; a
+/// refusal (ValueError, its text alone, for an argument parser to name) is prefixed
+/// with `name` when one is given.
+#[pyfunction(name = "parse_id_ranges")]
+#[pyo3(signature = (text, name = ""))]
+fn py_parse_id_ranges(text: &str, name: &str) -> PyResult<Vec<(i64, i64)>> {
+    parse_id_ranges(name, text).map_err(|e| PyValueError::new_err(e.detail))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plan_partitions, m)?)?;
+    m.add_function(wrap_pyfunction!(py_parse_id_ranges, m)?)?;
     Ok(())
 }
