@@ -135,7 +135,8 @@ def test_only_the_columns_a_query_uses_are_read(spark, jvm, bookie):
     df = load(spark, JVM, str(bookie.root), kind="entrylog", password=PASSWORD)
     query = df.select("ledger_id", "entry_id").where("entry_id >= 0")
     plan = query._jdf.queryExecution().executedPlan().toString()
-    assert "BookKeeperJvmScan[kind=entrylog, columns=[ledger_id, entry_id]]" in plan, plan
+    # (The filter on entry_id is pushed too: rows are built only where it holds.)
+    assert "BookKeeperJvmScan[kind=entrylog, columns=[ledger_id, entry_id], entry_id in [0:9223372036854775807]]" in plan, plan
     python = load(spark, "bookkeeper", str(bookie.root), kind="entrylog", password=PASSWORD)
     assert rows(query) == rows(python.select("ledger_id", "entry_id").where("entry_id >= 0"))
     # A count reads no column at all, and counts error rows too.
@@ -219,6 +220,29 @@ def test_ledger_filters_are_pushed_and_give_sparks_rows(spark, jvm, bookie, wher
     assert_no_buffers_left(jvm)
 
 
+@pytest.mark.parametrize(
+    "where",
+    ["offset < 2000", "offset >= 1500 AND offset < 6000", "log_id = 1", "journal_id = 1", "entry_id <= 1", "scope_id = 0 AND offset > 500"],
+)
+def test_filters_on_the_row_filter_columns_are_pushed_and_prune_as_the_python_source_does(spark, jvm, bookie, where):
+    def read(fmt):
+        return load(spark, fmt, str(bookie.root), password=PASSWORD, splitSize="4k").where(where)
+
+    cols = ("file", "offset", "ledger_id", "entry_id", "error")
+    df, python = read(JVM), read("bookkeeper")
+    got = rows(df.select(*cols))
+    assert got and got == rows(python.select(*cols))
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    for column in {w for w in where.split() if w in ("offset", "log_id", "journal_id", "entry_id", "scope_id")}:
+        assert f"{column} in [" in plan, plan
+    # Files the name-id filters exclude are not read, and files are narrowed to the bytes
+    # an offset filter lets rows start in.
+    if where.split()[0] in ("offset", "log_id", "journal_id"):
+        unfiltered = load(spark, JVM, str(bookie.root), password=PASSWORD, splitSize="4k")
+        assert df.rdd.getNumPartitions() < unfiltered.rdd.getNumPartitions()
+    assert_no_buffers_left(jvm)
+
+
 @pytest.mark.parametrize("ledgers, where", [("1", None), ("2:4,0x1", None), ("1:3", "ledger_id >= 2"), ("3", "ledger_id = 1")])
 def test_the_ledger_id_option_gives_the_python_sources_rows(spark, jvm, bookie, ledgers, where):
     def read(fmt):
@@ -272,8 +296,15 @@ def test_the_core_planner_plans_as_the_python_source_does(spark, jvm, sample, sp
     listing = files.list_files(str(sample.root), "auto")
     groups = planning.plan_partitions(listing, Pushed(()), split_size=split_size, min_partitions=min_partitions)
     python = [[(s.path, -1 if s.start is None else s.start, -1 if s.end is None else s.end) for s in g] for g in groups]
+    core = core_plan(spark, listing, split_size, min_partitions)
+    assert core == python
+    assert len(python) >= 1
+
+
+def core_plan(spark, listing, split_size, min_partitions, options=()):
+    """The JVM source's partitions of `listing`: (path, start, end) per split, -1 for none."""
     lines = spark._jvm.io.bkcodec.spark.BookKeeperJvmSource.plan(
-        listing.paths + [p for p, _ in listing.skipped], "auto", split_size, min_partitions
+        listing.paths + [p for p, _ in listing.skipped], "auto", split_size, min_partitions, list(options)
     )
     assert lines[0] == listing.kind
     core: list[list[tuple]] = []
@@ -284,8 +315,28 @@ def test_the_core_planner_plans_as_the_python_source_does(spark, jvm, sample, sp
         while len(core) <= int(group):
             core.append([])
         core[int(group)].append((path, int(start), int(end)))
-    assert core == python
-    assert len(python) >= 1
+    return core
+
+
+@pytest.mark.parametrize("low, high", [(None, 2000), (1500, 6000), (10**9, None), (0, 0)])
+def test_an_offset_filter_narrows_files_as_the_python_source_narrows_them(spark, jvm, sample, low, high):
+    from pyspark.sql.datasource import GreaterThanOrEqual, LessThan
+
+    from bkcodec_spark import files, planning
+    from bkcodec_spark.pushdown import Pushed
+
+    listing = files.list_files(str(sample.root), "auto")
+    filters = ([GreaterThanOrEqual(("offset",), low)] if low is not None else []) + (
+        [LessThan(("offset",), high)] if high is not None else []
+    )
+    groups = planning.plan_partitions(listing, Pushed(tuple(filters)), split_size=4096, min_partitions=2)
+    python = [[(s.path, -1 if s.start is None else s.start, -1 if s.end is None else s.end) for s in g] for g in groups]
+    ranges = "" if high is not None and high <= (low or 0) else f"{low or 0}:{(high or 2**63) - 1}"
+    assert core_plan(spark, listing, 4096, 2, ["pushed.offset", ranges]) == python
+    if low == 10**9 or high == 0:
+        assert python == []  # no byte of any file in range: nothing is read
+    else:
+        assert python and all(end != -1 and end <= (high or end) for g in python for _, _, end in g)
 
 
 @pytest.mark.slow

@@ -97,6 +97,7 @@ __all__ = [
     "write_last_id",
     "plan_partitions",
     "parse_id_ranges",
+    "narrow_to_offsets",
     "reader_schema",
     "error_kinds",
     "digest_types",
@@ -1118,3 +1119,6 @@ def plan_partitions(
     open_cost: int,
 ) -> list[list[tuple[str, str, int | None, int | None, int | None]]]: ...
 def parse_id_ranges(text: str, name: str = "") -> list[tuple[int, int]]: ...
+def narrow_to_offsets(
+    split: tuple[str, str, int | None, int | None, int | None], low: int | None, high: int | None
+) -> tuple[str, str, int | None, int | None, int | None] | None: ...

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use crate::bookie::layout::{classify, kind_from_name, FileKind};
 use crate::error::{Error, Result};
+use crate::files::scan::OFFSET_LOOKUP_LEAD;
 
 /// What opening one more file costs, in bytes read.
 pub const DEFAULT_OPEN_COST: u64 = 1 << 20;
@@ -216,6 +217,27 @@ impl FileSplit {
     }
 }
 
+/// The part of `split` a read needs for rows whose `offset` lies in `[low, high)`
+/// (None: unbounded): a ranged read gives exactly the records whose size field
+/// starts in its range, so the range is the filter's, clipped to the file, from
+/// [`OFFSET_LOOKUP_LEAD`] before its start (a range starts where its walk can
+/// resume, which a damaged span never is; the row filter keeps the rest). None when
+/// no row of the file can pass; a zero-length file is kept whole while its flagged
+/// row, at offset 0, can. Index files (whose `offset` is a position in an entry
+/// log) and files of unknown size are kept whole.
+pub fn narrow_to_offsets(split: &FileSplit, low: Option<i64>, high: Option<i64>) -> Option<FileSplit> {
+    let Some(size) = split.size else { return Some(split.clone()) };
+    if split.kind == ReadKind::Index || (low.is_none() && high.is_none()) {
+        return Some(split.clone());
+    }
+    let start = low.unwrap_or(0).max(0) as u64;
+    let end = high.map_or(size, |h| h.max(0) as u64).min(size);
+    if start < end {
+        return Some(FileSplit { start: Some(start.saturating_sub(OFFSET_LOOKUP_LEAD)), end: Some(end), ..split.clone() });
+    }
+    (size == 0 && start == 0 && high.is_none_or(|h| h > 0)).then(|| split.clone())
+}
+
 /// `split` cut into byte ranges of at most `split_size` (entry logs and journals;
 /// index files are small and read whole), and into [`MAX_RANGES_PER_FILE`] at most.
 pub fn split_file(split: &FileSplit, split_size: u64) -> Vec<FileSplit> {
@@ -399,15 +421,33 @@ pub fn prune_by_ledgers(listing: &Listing, ranges: &LedgerRanges, password: &[u8
     out
 }
 
-/// The partitions of a read: large files cut into ranges, small ones packed.
-pub fn plan_partitions(listing: &Listing, split_size: u64, min_partitions: u64, open_cost: u64) -> Result<Vec<Vec<FileSplit>>> {
+/// The partitions of a read: each file narrowed to the bytes an `offset` filter
+/// (inclusive ranges; None: no filter) lets rows start in, large files cut into
+/// ranges, small ones packed.
+pub fn plan_partitions(
+    listing: &Listing,
+    offsets: Option<&[(i64, i64)]>,
+    split_size: u64,
+    min_partitions: u64,
+    open_cost: u64,
+) -> Result<Vec<Vec<FileSplit>>> {
     if split_size == 0 {
         return Err(Error::invalid_argument("splitSize must be positive"));
     }
+    // The hull of the ranges: the reader's filter keeps the rows between them.
+    let (low, high) = match offsets {
+        None => (None, None),
+        Some([]) => (Some(0), Some(0)),
+        Some(r) => {
+            let hi = r.iter().map(|&(_, hi)| hi).max().expect("not empty");
+            (Some(r.iter().map(|&(lo, _)| lo).min().expect("not empty")), hi.checked_add(1))
+        }
+    };
     let kept: Vec<FileSplit> = listing
         .files
         .iter()
         .map(|f| FileSplit { path: f.path.clone(), kind: f.kind, start: None, end: None, size: f.size })
+        .filter_map(|s| narrow_to_offsets(&s, low, high))
         .collect();
     pack_splits(&kept, split_size, min_partitions, open_cost)
 }
@@ -443,6 +483,31 @@ mod tests {
         }
         let unnamed = parse_id_ranges("", "20:10").unwrap_err().detail;
         assert!(unnamed.contains("empty range \"20:10\"") && unnamed.starts_with("empty"), "{unnamed}");
+    }
+
+    #[test]
+    fn an_offset_filter_narrows_a_file_to_the_bytes_its_rows_start_in() {
+        let size = 64 << 20;
+        let log = split("0.log", size);
+        let lead = OFFSET_LOOKUP_LEAD as i64;
+        let at = |low, high| narrow_to_offsets(&log, low, high).map(|s| (s.start, s.end));
+        assert_eq!(at(None, None), Some((None, None)));
+        assert_eq!(at(Some(lead + 600), Some(lead + 700)), Some((Some(600), Some(lead as u64 + 700))));
+        assert_eq!(at(Some(10), None), Some((Some(0), Some(size))));
+        assert_eq!(at(None, Some(5000)), Some((Some(0), Some(5000))));
+        assert_eq!(at(Some(-5), Some(1 << 40)), Some((Some(0), Some(size))));
+        // No byte of the file in range: nothing to read.
+        assert_eq!(at(Some(size as i64), None), None);
+        assert_eq!(at(Some(7), Some(7)), None);
+        assert_eq!(at(None, Some(0)), None);
+        // A zero-length file's flagged row stands at offset 0.
+        let empty = split("1.log", 0);
+        assert!(narrow_to_offsets(&empty, Some(0), Some(1)).is_some());
+        assert!(narrow_to_offsets(&empty, Some(1), None).is_none());
+        assert!(narrow_to_offsets(&empty, None, Some(0)).is_none());
+        let mut index = split("2.idx", 1 << 20);
+        index.kind = ReadKind::Index;
+        assert_eq!(narrow_to_offsets(&index, Some(5), Some(6)), Some(index));
     }
 
     #[test]
@@ -507,7 +572,7 @@ mod tests {
             note: None,
             skipped: vec![],
         };
-        let parts = plan_partitions(&listing, 1024, 2, 16).unwrap();
+        let parts = plan_partitions(&listing, None, 1024, 2, 16).unwrap();
         let mut covered = 0;
         for s in parts.iter().flatten().filter(|s| s.path == Path::new("0.log")) {
             assert_eq!(s.start.unwrap(), covered);
@@ -515,7 +580,7 @@ mod tests {
         }
         assert_eq!(covered, 5000);
         assert_eq!(parts.iter().flatten().filter(|s| s.path != Path::new("0.log")).count(), 2);
-        assert!(plan_partitions(&listing, 0, 2, 16).is_err());
+        assert!(plan_partitions(&listing, None, 0, 2, 16).is_err());
     }
 
     #[test]

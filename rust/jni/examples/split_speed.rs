@@ -20,7 +20,7 @@ fn main() {
     ] {
         let mut pairs = vec![("verify".to_string(), verify.to_string())];
         if !ledgers.is_empty() {
-            pairs.push(("pushedLedgerRanges".into(), ledgers.into()));
+            pairs.push(("pushed.ledger_id".into(), ledgers.into()));
         }
         let options = SourceOptions::from_pairs(&pairs).unwrap();
         let fields: Vec<_> = cols.iter().map(|c| full.field_with_name(c).unwrap().clone()).collect();

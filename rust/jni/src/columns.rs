@@ -24,19 +24,20 @@ pub struct SourceOptions {
     pub verify: bool,
     pub payload: String,
     pub ledger_metadata: Option<String>,
-    /// The row filters: the `ledgerId`, `entryId`, `scopeId` and `offset` options, and
-    /// the `ledger_id` filters Spark pushed (`pushedLedgerRanges`, set by the Java scan,
-    /// never by users), which rows must pass with `ledgerId`.
+    /// The row filters: the `ledgerId`, `entryId`, `scopeId` and `offset` options, each
+    /// with the filters Spark pushed on its column (`pushed.<column>`, set by the Java
+    /// scan, never by users), which rows must pass as well.
     pub rows: RowFilter,
-    /// The `logId` and `journalId` options: files whose name id they do not admit give
-    /// no row (a journal has no log id, an entry log no journal id).
+    /// The `logId` and `journalId` options (and pushed filters on `log_id` and
+    /// `journal_id`): files whose name id they do not admit give no row (a journal has
+    /// no log id, an entry log no journal id).
     pub log_ids: Option<Vec<(i64, i64)>>,
     pub journal_ids: Option<Vec<(i64, i64)>>,
 }
 
-/// `lo:hi,lo:hi` (inclusive; empty: no ledger passes).
-fn parse_ranges(text: &str) -> Result<Vec<(i64, i64)>> {
-    let bad = || Error::invalid_argument(format!("pushedLedgerRanges is lo:hi pairs, not {text:?}"));
+/// `lo:hi,lo:hi` (inclusive; empty: no value passes).
+fn parse_ranges(name: &str, text: &str) -> Result<Vec<(i64, i64)>> {
+    let bad = || Error::invalid_argument(format!("{name} is lo:hi pairs, not {text:?}"));
     text.split(',')
         .filter(|p| !p.is_empty())
         .map(|pair| {
@@ -51,7 +52,17 @@ impl SourceOptions {
     /// this module does not read are the Java side's (`path`, `splitSize`, ...).
     pub fn from_pairs(pairs: &[(String, String)]) -> Result<SourceOptions> {
         let get = |name: &str| pairs.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone());
-        let ranges = |name: &str| get(name).map(|t| parse_id_ranges(name, &t)).transpose();
+        // An option's ranges, met with those Spark pushed on its column.
+        let ranges = |name: &str, column: &str| -> Result<Option<Vec<(i64, i64)>>> {
+            let option = get(name).map(|t| parse_id_ranges(name, &t)).transpose()?;
+            let pushed_name = format!("pushed.{column}");
+            let pushed = get(&pushed_name).map(|t| parse_ranges(&pushed_name, &t)).transpose()?;
+            Ok(match (option, pushed) {
+                (option, None) => option,
+                (None, pushed) => pushed,
+                (Some(option), Some(pushed)) => Some(intersect(&option, &pushed)),
+            })
+        };
         let digest_type = get("digestType").unwrap_or_else(|| "auto".into()).to_ascii_lowercase();
         DigestPolicy::from_name(Some(&digest_type))
             .map_err(|_| Error::invalid_argument(format!("digestType must be auto or a digest type name, not {digest_type:?}")))?;
@@ -73,17 +84,13 @@ impl SourceOptions {
             payload,
             ledger_metadata: get("ledgerMetadata").filter(|v| !v.is_empty()),
             rows: RowFilter {
-                ledger_id: match (ranges("ledgerId")?, get("pushedLedgerRanges")) {
-                    (option, None) => option,
-                    (None, Some(pushed)) => Some(parse_ranges(&pushed)?),
-                    (Some(option), Some(pushed)) => Some(intersect(&option, &parse_ranges(&pushed)?)),
-                },
-                entry_id: ranges("entryId")?,
-                scope_id: ranges("scopeId")?,
-                offset: ranges("offset")?,
+                ledger_id: ranges("ledgerId", "ledger_id")?,
+                entry_id: ranges("entryId", "entry_id")?,
+                scope_id: ranges("scopeId", "scope_id")?,
+                offset: ranges("offset", "offset")?,
             },
-            log_ids: ranges("logId")?,
-            journal_ids: ranges("journalId")?,
+            log_ids: ranges("logId", "log_id")?,
+            journal_ids: ranges("journalId", "journal_id")?,
         })
     }
 
@@ -261,12 +268,18 @@ mod tests {
         let o = SourceOptions::from_pairs(&pair("DIGESTTYPE", "CRC32C")).unwrap();
         assert_eq!(o.digest_type, "crc32c");
         assert_eq!(o.rows, RowFilter::default());
-        let o = SourceOptions::from_pairs(&pair("pushedLedgerRanges", "1:1,5:9")).unwrap();
+        let o = SourceOptions::from_pairs(&pair("pushed.ledger_id", "1:1,5:9")).unwrap();
         assert_eq!(o.rows.ledger_id, Some(vec![(1, 1), (5, 9)]));
-        assert!(SourceOptions::from_pairs(&pair("pushedLedgerRanges", "1-2")).is_err());
+        assert!(SourceOptions::from_pairs(&pair("pushed.ledger_id", "1-2")).is_err());
+        // Pushed filters on every row-filter column, an empty list admitting nothing.
+        let o = SourceOptions::from_pairs(&pair("pushed.offset", "100:199")).unwrap();
+        assert_eq!(o.rows.offset, Some(vec![(100, 199)]));
+        let o = SourceOptions::from_pairs(&pair("pushed.log_id", "")).unwrap();
+        assert_eq!(o.log_ids, Some(vec![]));
+        assert!(!o.admits_file(Path::new("/b/current/1a.log"), ReadKind::EntryLog));
         let o = SourceOptions::from_pairs(&pair("LEDGERID", "3,10:20")).unwrap();
         assert_eq!(o.rows.ledger_id, Some(vec![(3, 3), (10, 19)]));
-        let both = [("ledgerId".to_string(), "3,10:20".to_string()), ("pushedLedgerRanges".to_string(), "15:30".to_string())];
+        let both = [("ledgerId".to_string(), "3,10:20".to_string()), ("pushed.ledger_id".to_string(), "15:30".to_string())];
         assert_eq!(SourceOptions::from_pairs(&both).unwrap().rows.ledger_id, Some(vec![(15, 19)]));
         let o = SourceOptions::from_pairs(&pair("logId", "0x1a")).unwrap();
         assert!(o.admits_file(Path::new("/b/current/1a.log"), ReadKind::EntryLog));

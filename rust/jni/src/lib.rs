@@ -197,7 +197,8 @@ pub extern "system" fn Java_io_bkcodec_spark_Native_plan<'local>(
         }
         // Files whose name id the logId or journalId option does not admit hold no row.
         listing.files.retain(|f| options.admits_file(&f.path, f.kind));
-        let partitions = plan_partitions(&listing, split_size as u64, min_partitions as u64, DEFAULT_OPEN_COST)?;
+        let offsets = options.rows.offset.as_deref();
+        let partitions = plan_partitions(&listing, offsets, split_size as u64, min_partitions as u64, DEFAULT_OPEN_COST)?;
         let mut lines = vec![listing.kind.name().to_string(), listing.note.clone().unwrap_or_default()];
         let n = |v: Option<u64>| v.map_or(-1, |v| v.min(i64::MAX as u64) as i64);
         for (i, group) in partitions.iter().enumerate() {

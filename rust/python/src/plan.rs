@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use bkcodec_core::plan::{pack_splits, parse_id_ranges, FileSplit, ReadKind};
+use bkcodec_core::plan::{narrow_to_offsets, pack_splits, parse_id_ranges, FileSplit, ReadKind};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -42,6 +42,18 @@ fn plan_partitions(
         .collect())
 }
 
+/// `split` narrowed to the bytes a read needs for rows whose `offset` lies in
+/// `[low, high)` (None: unbounded), or None when no row of it can pass (see
+/// `bkcodec_core::plan::narrow_to_offsets`).
+#[pyfunction(name = "narrow_to_offsets")]
+#[pyo3(signature = (split, low, high))]
+fn py_narrow_to_offsets(py: Python<'_>, split: SplitTuple, low: Option<i64>, high: Option<i64>) -> PyResult<Option<SplitTuple>> {
+    let (path, kind, start, end, size) = split;
+    let kind = ReadKind::from_name(&kind).py_err(py)?;
+    let split = FileSplit { path: PathBuf::from(path), kind, start, end, size };
+    Ok(narrow_to_offsets(&split, low, high).map(|s| (s.path.to_string_lossy().into_owned(), s.kind.name().to_string(), s.start, s.end, s.size)))
+}
+
 /// The command line's range syntax (`3,10:20,40:`, END excluded) as inclusive
 /// `(low, high)` pairs, as the core reads it for every reader and source; a
 /// refusal (ValueError, its text alone, for an argument parser to name) is prefixed
@@ -55,5 +67,6 @@ fn py_parse_id_ranges(text: &str, name: &str) -> PyResult<Vec<(i64, i64)>> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plan_partitions, m)?)?;
     m.add_function(wrap_pyfunction!(py_parse_id_ranges, m)?)?;
+    m.add_function(wrap_pyfunction!(py_narrow_to_offsets, m)?)?;
     Ok(())
 }

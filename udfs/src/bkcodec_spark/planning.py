@@ -23,7 +23,6 @@ entry logs and journals are cut into ranges of at most the target.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Sequence
 
 import bkcodec
@@ -70,26 +69,23 @@ def _keep_file(f: files.ListedFile, kind: str, pushed: Pushed, password: str, fi
 
 
 def prune(listing: files.Listing, pushed: Pushed, password: str = "") -> list[files.FileSplit]:
-    """The splits (whole files, or the byte range the `offset` filters allow) that can
-    hold rows passing `pushed`."""
+    """The splits (whole files, or the byte range the `offset` filters allow, as the
+    core narrows them) that can hold rows passing `pushed`."""
+    from bkcodec._bkcodec import narrow_to_offsets
+
     kind = listing.kind
-    low, high = pushed.interval("offset") if kind != files.INDEX else (None, None)
+    low, high = pushed.interval("offset")
+    if low is not None and low >= 1 << 63:
+        return []  # (`offset > 2**63 - 1`: no row passes)
+    if high is not None and high >= 1 << 63:
+        high = None
     splits = []
     for f in listing.files:
         if pushed and not _keep_file(f, kind, pushed, password, listing.filesystem):
             continue
-        split = files.FileSplit(f.path, f.kind or kind, size=f.size)
-        if (low is not None or high is not None) and f.size is not None:
-            start, end = max(low or 0, 0), min(f.size if high is None else high, f.size)
-            if start < end:
-                # A range starts where its walk can resume, which a damaged span never
-                # is: from OFFSET_LOOKUP_LEAD before, the reader's filter keeps the rest.
-                split = replace(split, start=max(start - bkcodec.OFFSET_LOOKUP_LEAD, 0), end=end)
-            elif not (f.size == 0 and start == 0 and end == 0 and (high is None or high > 0)):
-                # No byte of the file is in range. (A zero-length file is kept when its
-                # flagged row, at offset 0, is.)
-                continue
-        splits.append(split)
+        narrowed = narrow_to_offsets((f.path, f.kind or kind, None, None, f.size), low, high)
+        if narrowed is not None:  # (None: no row of the file can pass)
+            splits.append(files.FileSplit(*narrowed))
     return splits
 
 

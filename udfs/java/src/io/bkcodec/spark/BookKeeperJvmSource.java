@@ -22,7 +22,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * (error rows included) as the Python {@code bookkeeper} source, for local files; it
  * has its own name so both can be used in one session (a jar registering
  * {@code bookkeeper} takes the name from the Python source wherever the jar is loaded,
- * and with it index files, remote paths and the row-filter options).
+ * and with it index files and remote paths).
  */
 public final class BookKeeperJvmSource implements TableProvider, DataSourceRegister {
   public static final String NAME = "bookkeeper-jvm";
@@ -74,9 +74,11 @@ public final class BookKeeperJvmSource implements TableProvider, DataSourceRegis
 
   /** The core planner's lines for {@code files} (see {@code Native.plan}): the read's kind,
    * a note, then {@code partition<TAB>kind<TAB>start<TAB>end<TAB>size<TAB>path} per split. For
-   * tools and tests that compare it with the Python source's planning. */
-  public static String[] plan(List<String> files, String kind, long splitSize, long minPartitions) {
-    return Native.plan(files.toArray(new String[0]), kind, splitSize, minPartitions, new String[0]);
+   * tools and tests that compare it with the Python source's planning. {@code options}:
+   * name, value, name, value... as the reader takes them (the pushed filters'
+   * {@code pushed.<column>} ranges included). */
+  public static String[] plan(List<String> files, String kind, long splitSize, long minPartitions, List<String> options) {
+    return Native.plan(files.toArray(new String[0]), kind, splitSize, minPartitions, options.toArray(new String[0]));
   }
 
   static String resolveKind(ReadOptions read, boolean missingOk) {

@@ -1,7 +1,9 @@
 package io.bkcodec.spark;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.logging.Logger;
 import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
@@ -15,9 +17,12 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * The scan: only the columns a query uses are built (without {@code payload} no payload
- * is decoded), filters on {@code ledger_id} are applied as rows are read and prune entry
- * logs by their ledgers maps, and the files are cut into byte ranges and packed into
- * partitions by the Rust core's planner ({@code bkcodec_core::plan}).
+ * is decoded), and filters on the row-filter options' columns ({@code ledger_id},
+ * {@code entry_id}, {@code scope_id}, {@code log_id}, {@code journal_id}, {@code offset})
+ * are applied as rows are read and prune the read before it starts: entry logs by their
+ * ledgers maps, files by the ids in their names, files narrowed to the bytes an offset
+ * filter allows. The files are cut into byte ranges and packed into partitions by the
+ * Rust core's planner ({@code bkcodec_core::plan}).
  */
 final class BookKeeperScan
     implements ScanBuilder, SupportsPushDownRequiredColumns, SupportsPushDownFilters, Scan, Batch {
@@ -27,8 +32,10 @@ final class BookKeeperScan
   private StructType schema;
   private List<List<Split>> planned;
   private Filter[] pushed = new Filter[0];
-  /** Inclusive ledger id ranges the pushed filters admit; null: no ledger filter. */
-  private List<long[]> ledgerRanges;
+  /** The columns whose filters become the core's row filters, as the options do. */
+  static final List<String> RANGE_COLUMNS = List.of("ledger_id", "entry_id", "scope_id", "log_id", "journal_id", "offset");
+  /** By column, the inclusive ranges the pushed filters admit (columns with no filter absent). */
+  private final Map<String, List<long[]>> pushedRanges = new LinkedHashMap<>();
 
   BookKeeperScan(ReadOptions read, String kind, StructType schema) {
     this.read = read;
@@ -41,22 +48,24 @@ final class BookKeeperScan
     schema = required;
   }
 
-  /** Takes the filters on {@code ledger_id} it can apply exactly; Spark still evaluates
-   * every filter after the scan (they are cheap on the rows left), so a row is never
-   * kept or dropped on this source's word alone. */
+  /** Takes the filters on {@link #RANGE_COLUMNS} it can apply exactly; Spark still
+   * evaluates every filter after the scan (they are cheap on the rows left), so a row is
+   * never kept or dropped on this source's word alone. */
   @Override
   public Filter[] pushFilters(Filter[] filters) {
     List<Filter> taken = new ArrayList<>();
-    List<long[]> ranges = null;
+    pushedRanges.clear();
     for (Filter f : filters) {
-      List<long[]> r = LedgerFilters.ranges(f);
-      if (r != null) {
-        taken.add(f);
-        ranges = ranges == null ? r : LedgerFilters.intersect(ranges, r);
+      for (String column : RANGE_COLUMNS) {
+        List<long[]> r = ColumnRanges.ranges(f, column);
+        if (r != null) {
+          taken.add(f);
+          pushedRanges.merge(column, r, ColumnRanges::intersect);
+          break;
+        }
       }
     }
     pushed = taken.toArray(new Filter[0]);
-    ledgerRanges = ranges;
     return filters;
   }
 
@@ -65,15 +74,14 @@ final class BookKeeperScan
     return pushed;
   }
 
-  /** The reader's options, with the pushed ledger ranges. */
+  /** The reader's options, with the pushed ranges ({@code pushed.<column>}). */
   private String[] readerOptions() {
-    if (ledgerRanges == null) {
-      return read.reader;
+    List<String> out = new ArrayList<>(List.of(read.reader));
+    for (Map.Entry<String, List<long[]>> e : pushedRanges.entrySet()) {
+      out.add("pushed." + e.getKey());
+      out.add(ColumnRanges.text(e.getValue()));
     }
-    String[] out = java.util.Arrays.copyOf(read.reader, read.reader.length + 2);
-    out[out.length - 2] = "pushedLedgerRanges";
-    out[out.length - 1] = LedgerFilters.text(ledgerRanges);
-    return out;
+    return out.toArray(new String[0]);
   }
 
   @Override
@@ -88,8 +96,11 @@ final class BookKeeperScan
 
   @Override
   public String description() {
-    return "BookKeeperJvmScan[kind=" + kind + ", columns=[" + String.join(", ", schema.fieldNames()) + "]"
-        + (ledgerRanges == null ? "" : ", ledger_id in [" + LedgerFilters.text(ledgerRanges) + "]") + "]";
+    StringBuilder ranges = new StringBuilder();
+    for (Map.Entry<String, List<long[]>> e : pushedRanges.entrySet()) {
+      ranges.append(", ").append(e.getKey()).append(" in [").append(ColumnRanges.text(e.getValue())).append(']');
+    }
+    return "BookKeeperJvmScan[kind=" + kind + ", columns=[" + String.join(", ", schema.fieldNames()) + "]" + ranges + "]";
   }
 
   @Override

@@ -12,28 +12,29 @@ import org.apache.spark.sql.sources.IsNotNull;
 import org.apache.spark.sql.sources.LessThan;
 import org.apache.spark.sql.sources.LessThanOrEqual;
 
-/** Filters on {@code ledger_id} as inclusive ranges of ids (a null id passes none). */
-final class LedgerFilters {
-  private LedgerFilters() {}
+/**
+ * Filters on a 64-bit integer column (an id or an offset) as inclusive ranges of its
+ * values; a null value passes none, as in SQL.
+ */
+final class ColumnRanges {
+  private ColumnRanges() {}
 
-  static final String COLUMN = "ledger_id";
-
-  /** The ids {@code f} admits, or null when it is not a filter on ledger ids this takes. */
-  static List<long[]> ranges(Filter f) {
-    if (f instanceof IsNotNull && ((IsNotNull) f).attribute().equals(COLUMN)) {
+  /** The values {@code f} admits, or null when it is not a filter on {@code column} this takes. */
+  static List<long[]> ranges(Filter f, String column) {
+    if (f instanceof IsNotNull && ((IsNotNull) f).attribute().equals(column)) {
       return List.of(new long[] {Long.MIN_VALUE, Long.MAX_VALUE});
     }
-    if (f instanceof EqualTo && ((EqualTo) f).attribute().equals(COLUMN)) {
+    if (f instanceof EqualTo && ((EqualTo) f).attribute().equals(column)) {
       return one(((EqualTo) f).value());
     }
-    if (f instanceof EqualNullSafe && ((EqualNullSafe) f).attribute().equals(COLUMN)) {
+    if (f instanceof EqualNullSafe && ((EqualNullSafe) f).attribute().equals(column)) {
       return one(((EqualNullSafe) f).value());
     }
-    if (f instanceof In && ((In) f).attribute().equals(COLUMN)) {
+    if (f instanceof In && ((In) f).attribute().equals(column)) {
       List<long[]> out = new ArrayList<>();
       for (Object v : ((In) f).values()) {
         if (v == null) {
-          continue; // x IN (null, ...) is never true for a null-free match
+          continue; // x IN (null, ...) is never true through the null
         }
         Long id = id(v);
         if (id == null) {
@@ -43,19 +44,19 @@ final class LedgerFilters {
       }
       return normalise(out);
     }
-    if (f instanceof GreaterThan && ((GreaterThan) f).attribute().equals(COLUMN)) {
+    if (f instanceof GreaterThan && ((GreaterThan) f).attribute().equals(column)) {
       Long v = id(((GreaterThan) f).value());
       return v == null ? null : v == Long.MAX_VALUE ? List.of() : List.of(new long[] {v + 1, Long.MAX_VALUE});
     }
-    if (f instanceof GreaterThanOrEqual && ((GreaterThanOrEqual) f).attribute().equals(COLUMN)) {
+    if (f instanceof GreaterThanOrEqual && ((GreaterThanOrEqual) f).attribute().equals(column)) {
       Long v = id(((GreaterThanOrEqual) f).value());
       return v == null ? null : List.of(new long[] {v, Long.MAX_VALUE});
     }
-    if (f instanceof LessThan && ((LessThan) f).attribute().equals(COLUMN)) {
+    if (f instanceof LessThan && ((LessThan) f).attribute().equals(column)) {
       Long v = id(((LessThan) f).value());
       return v == null ? null : v == Long.MIN_VALUE ? List.of() : List.of(new long[] {Long.MIN_VALUE, v - 1});
     }
-    if (f instanceof LessThanOrEqual && ((LessThanOrEqual) f).attribute().equals(COLUMN)) {
+    if (f instanceof LessThanOrEqual && ((LessThanOrEqual) f).attribute().equals(column)) {
       Long v = id(((LessThanOrEqual) f).value());
       return v == null ? null : List.of(new long[] {Long.MIN_VALUE, v});
     }
