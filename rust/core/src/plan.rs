@@ -395,9 +395,12 @@ fn python_int(text: &str) -> Option<i128> {
 /// trusted to list every entry (an open log, no map, or one the core found
 /// inconsistent) or the file cannot be read (its read gives the flagged row).
 pub fn ledgers_in_map(path: &Path, password: &[u8]) -> Option<Vec<i64>> {
+    ledgers_in_map_of(std::sync::Arc::new(crate::files::source::FileSource::open(path).ok()?), password)
+}
+
+/// [`ledgers_in_map`] of an entry log read through `source` (a remote file, say).
+pub fn ledgers_in_map_of(source: std::sync::Arc<dyn crate::files::source::ReadAt>, password: &[u8]) -> Option<Vec<i64>> {
     use crate::files::entry_log::{ledgers_map_of, read_header, LedgersMapSource};
-    use crate::files::source::FileSource;
-    let source = std::sync::Arc::new(FileSource::open(path).ok()?);
     if !read_header(&*source).ok()?.has_ledgers_map() {
         return None;
     }

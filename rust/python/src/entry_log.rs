@@ -121,6 +121,15 @@ fn entry_log_header(py: Python<'_>, path: FileInput) -> PyResult<PyEntryLogHeade
     .py_err(py)
 }
 
+/// The ledgers a rolled entry log's map lists, or None when the map cannot be trusted
+/// to list every entry (an open log, no map, or one found inconsistent) or the file
+/// cannot be read: what a reader may prune the log by.
+#[pyfunction]
+#[pyo3(signature = (path, *, password = Password::default()), text_signature = "(path, *, password=b'')")]
+fn ledgers_in_map(py: Python<'_>, path: FileInput, password: Password) -> Option<Vec<i64>> {
+    py.detach(|| bkcodec_core::plan::ledgers_in_map_of(path.open().ok()?, password.as_bytes()))
+}
+
 /// Which ledgers an entry log holds and how many bytes of records each has.
 #[pyclass(module = "bkcodec", name = "LedgersMap", frozen)]
 pub struct PyLedgersMap(LedgersMap);
@@ -414,6 +423,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_entry_log, m)?)?;
     m.add_function(wrap_pyfunction!(entry_log_header, m)?)?;
     m.add_function(wrap_pyfunction!(ledgers_map, m)?)?;
+    m.add_function(wrap_pyfunction!(ledgers_in_map, m)?)?;
     m.add_function(wrap_pyfunction!(split_location, m)?)?;
     m.add_function(wrap_pyfunction!(make_location, m)?)?;
     m.add_function(wrap_pyfunction!(entry_log_file_name, m)?)?;

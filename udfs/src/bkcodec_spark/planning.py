@@ -40,17 +40,14 @@ DEFAULT_OPEN_COST = 1 << 20
 
 def _ledgers_in_map(path: str, password: str, filesystem: tuple = ()) -> list[int] | None:
     """The ledgers a rolled entry log's map lists, or None when the map cannot be
-    trusted to list every entry (no map, or bkcodec found it inconsistent)."""
+    trusted to list every entry or the file cannot be read (as the core judges it)."""
+    from bkcodec._bkcodec import ledgers_in_map
+
     try:
         source = files.source(path, filesystem)
-        if not bkcodec.entry_log_header(source).has_ledgers_map:
-            return None  # an open log: only reading it tells
-        found = bkcodec.ledgers_map(source, password=password)
     except (OSError, ValueError):
         return None  # unreadable: its read gives the flagged row
-    if found.source != "map":
-        return None
-    return list(found.ledgers)
+    return ledgers_in_map(source, password=password)
 
 
 def _keep_file(f: files.ListedFile, kind: str, pushed: Pushed, password: str, filesystem: tuple = ()) -> bool:
