@@ -123,6 +123,51 @@ def test_damaged_truncated_and_gone_files_give_the_python_error_rows(spark, jvm,
     assert_no_buffers_left(jvm)
 
 
+@pytest.mark.parametrize(
+    "options, where",
+    [({}, None), ({"ledgerId": "1"}, None), ({"ledgerId": "2"}, None), ({"entryId": "3:7", "logId": "0:9"}, None),
+     ({"offset": "2000:"}, None), ({}, "entry_id < 4 AND log_id >= 0"), ({}, "ledger_id = 1 AND offset < 3000")],
+)
+def test_index_files_give_the_python_sources_rows(spark, jvm, bookie, tmp_path, options, where):
+    # The sample bookie's index of ledger 1, one whose header is cut short, one that is
+    # not an index file, and one in the listing that is gone when the read starts.
+    index_dir = tmp_path / "index"
+    index_dir.mkdir()
+    shutil.copy(bookie.index, index_dir / "1.idx")
+    whole = bookie.index.read_bytes()
+    (index_dir / "2.idx").write_bytes(whole[:20])
+    (index_dir / "3.idx").write_bytes(bytes(range(256)) * 4)
+    shutil.copy(bookie.index, index_dir / "4.idx")
+    paths = [index_dir, index_dir / "4.idx"]
+
+    def read(fmt):
+        df = load(spark, fmt, paths, **options)
+        return df.where(where) if where else df
+
+    jvm_df, py_df = read(JVM), read("bookkeeper")
+    (index_dir / "4.idx").unlink()
+    assert jvm_df.schema == py_df.schema
+    got = rows(jvm_df)
+    assert got == rows(py_df)
+    if not options and not where:
+        assert {os.path.basename(r["file"]) for r in got if r["error"]} == {"2.idx", "3.idx", "4.idx"}
+        # The rows of the readable file are what bkcodec reads in-process.
+        in_process = bkcodec.read_index(bookie.index, ledger_id=1).read_all().to_pylist()
+        assert [{k: v for k, v in r.items() if k not in ("file", "error")} for r in got if r["file"].endswith("1.idx")] == sorted(
+            in_process, key=repr
+        )
+    assert_no_buffers_left(jvm)
+
+
+def test_a_ledger_filter_skips_index_files_of_other_ledgers(spark, jvm, bookie, tmp_path):
+    for ledger in (1, 2):
+        shutil.copy(bookie.index, tmp_path / f"{ledger:x}.idx")
+    df = load(spark, JVM, str(tmp_path)).where("ledger_id = 2")
+    assert "ledger_id in [2:2]" in df._jdf.queryExecution().executedPlan().toString()
+    assert df.rdd.getNumPartitions() == 1  # 1.idx is not read
+    assert {r.file for r in df.collect()} == {str(tmp_path / "2.idx")}
+
+
 def test_byte_ranges_tile_files_so_each_row_is_read_once(spark, jvm, bookie):
     whole = load(spark, JVM, str(bookie.logs["rolled"]), kind="entrylog")
     ranged = load(spark, JVM, str(bookie.logs["rolled"]), kind="entrylog", splitSize="3k", minPartitions="2")
@@ -155,7 +200,8 @@ def test_the_columns_option_and_a_given_schema_pick_columns(spark, jvm, bookie):
 
 @pytest.mark.golden
 @pytest.mark.parametrize(
-    "kind, parts", [("entrylog", ("entrylogs",)), ("entrylog", ("direct_entrylogs",)), ("journal", ("journals",))]
+    "kind, parts",
+    [("entrylog", ("entrylogs",)), ("entrylog", ("direct_entrylogs",)), ("journal", ("journals",)), ("index", ("index",))],
 )
 def test_golden_corpus_rows_equal_the_python_sources(spark, jvm, kind, parts):
     root = golden_path(*parts)
@@ -191,7 +237,7 @@ def test_a_bad_path_is_a_java_exception_and_the_session_lives_on(spark, jvm, tmp
         ("splitSize", "lots", "not a size"),
         ("ledgerId", "20:10", "ledgerId: empty range"),
         ("ledgerId", "one", "ledgerId: value: not an integer"),
-        ("kind", "index", "read index files with the Python bookkeeper source"),
+        ("kind", "indexes", "kind must be auto or one of entrylog, journal, index"),
         ("colour", "red", "unknown option colour"),
     ],
 )

@@ -8,10 +8,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use bkcodec_core::arrow::{entry_log_schema, journal_schema, merged_file_schema, EntryBatchOptions, FileReaderOptions, OnError, PayloadMode};
+use bkcodec_core::arrow::{entry_log_schema, index_schema, journal_schema, merged_file_schema, EntryBatchOptions, FileReaderOptions, OnError, PayloadMode};
 use bkcodec_core::metadata::znode_dump::read_znode_dir;
 use bkcodec_core::arrow::RowFilter;
 use bkcodec_core::files::entry_log::log_id_from_path;
+use bkcodec_core::files::index_file::ledger_id_from_index_path;
 use bkcodec_core::files::journal::journal_id_from_path;
 use bkcodec_core::plan::{admits, intersect, parse_id_ranges, ReadKind};
 use bkcodec_core::{DigestPolicy, Error, LedgerDigestSettings, Result};
@@ -96,6 +97,14 @@ impl SourceOptions {
 
     /// Whether rows of the file at `path`, of `kind`, can pass the name-id filters.
     pub fn admits_file(&self, path: &Path, kind: ReadKind) -> bool {
+        if kind == ReadKind::Index {
+            // One ledger's entries, named by its id. (Its rows' log ids are their
+            // locations': a logId filter tests them row by row.)
+            return match (&self.rows.ledger_id, name_id(path, kind)) {
+                (Some(r), Some(id)) => admits(r, id),
+                _ => true,
+            };
+        }
         let test = |ranges: &Option<Vec<(i64, i64)>>, own: ReadKind| match ranges {
             None => true,
             Some(r) => kind == own && name_id(path, kind).is_some_and(|id| admits(r, id)),
@@ -168,6 +177,7 @@ pub fn name_id_column(kind: ReadKind) -> &'static str {
 pub fn name_id(path: &Path, kind: ReadKind) -> Option<i64> {
     match kind {
         ReadKind::Journal => journal_id_from_path(path),
+        ReadKind::Index => ledger_id_from_index_path(path),
         _ => log_id_from_path(path),
     }
 }
@@ -185,12 +195,9 @@ pub fn full_schema(kind: ReadKind, options: &SourceOptions) -> Result<SchemaRef>
             .filter(|f| f.name() != "file")
             .map(|f| f.as_ref().clone())
             .collect(),
-        ReadKind::Index | ReadKind::Auto => {
-            return Err(Error::invalid_argument(format!(
-                "the bookkeeper-jvm source reads entry logs and journals; for kind {} use the Python bookkeeper source",
-                kind.name()
-            )))
-        }
+        // Nullable: the row of an index file that cannot be read has no entry id.
+        ReadKind::Index => index_schema().fields().iter().map(|f| f.as_ref().clone().with_nullable(true)).collect(),
+        ReadKind::Auto => return Err(Error::invalid_argument("internal: a read's kind is resolved before its schema")),
     };
     let mut fields = vec![Field::new("file", DataType::Utf8, false)];
     fields.extend(reader.into_iter().map(spark_safe));

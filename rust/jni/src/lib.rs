@@ -232,8 +232,8 @@ pub extern "system" fn Java_io_bkcodec_spark_Native_open<'local>(
         let path = PathBuf::from(string(env, &path)?);
         let read_kind = string(env, &read_kind)?;
         let kind = ReadKind::from_name(&string(env, &file_kind)?)?;
-        if !matches!(kind, ReadKind::EntryLog | ReadKind::Journal) {
-            return Err(invalid(format!("a split is an entry log or a journal, not {}", kind.name())));
+        if !matches!(kind, ReadKind::EntryLog | ReadKind::Journal | ReadKind::Index) {
+            return Err(invalid(format!("a split is an entry log, a journal or an index file, not {}", kind.name())));
         }
         let options = SourceOptions::from_pairs(&pairs(env, &options)?)?;
         let columns = strings(env, &columns)?;

@@ -10,10 +10,12 @@ use std::sync::Arc;
 use arrow_array::{new_null_array, Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, RecordBatchOptions, StringArray};
 use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, SchemaRef};
-use bkcodec_core::arrow::{BatchStream, EntryLogBatchReader, JournalBatchReader};
+use bkcodec_core::arrow::{BatchStream, EntryLogBatchReader, IndexBatchReader, JournalBatchReader};
 use bkcodec_core::files::source::FileSource;
 use bkcodec_core::plan::ReadKind;
 use bkcodec_core::{Error, Result};
+
+use bkcodec_core::plan::admits;
 
 use crate::columns::{core_kind_name, name_id, name_id_column, SourceOptions};
 use crate::python_text::error_text;
@@ -22,7 +24,7 @@ use crate::python_text::error_text;
 #[derive(Debug, Clone)]
 pub struct Split {
     pub path: PathBuf,
-    /// The file's own kind (entry log or journal).
+    /// The file's own kind (entry log, journal or index).
     pub kind: ReadKind,
     pub start: Option<u64>,
     pub end: Option<u64>,
@@ -55,9 +57,18 @@ impl SplitReader {
     }
 
     /// A file's flagged row for `error`, unless the row filters drop it (it names no
-    /// ledger, entry or scope; its offset is the error's).
+    /// ledger, entry or scope; its offset is the error's; an index file's names its
+    /// ledger, and no entry, offset or log id).
     fn error_row_passing(&self, error: &Error) -> Result<Option<RecordBatch>> {
-        if !self.options.rows.admits(None, None, None, error_offset(error)) {
+        let rows = &self.options.rows;
+        let passes = match self.split.kind {
+            ReadKind::Index => {
+                let ledger = name_id(&self.split.path, ReadKind::Index);
+                rows.admits(None, ledger, None, 0) && rows.entry_id.is_none() && rows.offset.is_none() && self.options.log_ids.is_none()
+            }
+            _ => rows.admits(None, None, None, error_offset(error)),
+        };
+        if !passes {
             return Ok(None);
         }
         self.error_row(error)
@@ -79,6 +90,9 @@ impl SplitReader {
         let path = &self.split.path;
         let source = Arc::new(FileSource::open(path)?);
         Ok(match self.split.kind {
+            ReadKind::Index => Box::new(
+                IndexBatchReader::new(source, name_id(path, ReadKind::Index), false, scan.batch_rows).map_err(|e| e.in_file(path))?,
+            ),
             ReadKind::Journal => Box::new(
                 JournalBatchReader::new(source, name_id(path, self.split.kind), false, None, scan).map_err(|e| e.in_file(path))?,
             ),
@@ -111,10 +125,52 @@ impl SplitReader {
                         }
                     }
                     Some(Ok(batch)) if batch.num_rows() == 0 => {}
+                    Some(Ok(batch)) if self.split.kind == ReadKind::Index => {
+                        let kept = self.index_rows_passing(&batch)?;
+                        if kept.num_rows() > 0 {
+                            return self.with_file(&kept).map(Some);
+                        }
+                    }
                     Some(Ok(batch)) => return self.with_file(&batch).map(Some),
                 },
             }
         }
+    }
+
+    /// The rows of an index file's batch that pass the row filters (the core builds
+    /// only passing rows of entry logs and journals; an index file's are few): on its
+    /// `ledger_id`, `entry_id`, `offset` (where in an entry log the entry is) and
+    /// `log_id` columns, a null passing no test.
+    fn index_rows_passing(&self, batch: &RecordBatch) -> Result<RecordBatch> {
+        let (rows, log_ids) = (&self.options.rows, &self.options.log_ids);
+        if rows.is_empty() && log_ids.is_none() {
+            return Ok(batch.clone());
+        }
+        let column = |name: &str| -> Result<&Int64Array> {
+            batch
+                .column_by_name(name)
+                .and_then(|c| c.as_any().downcast_ref::<Int64Array>())
+                .ok_or_else(|| Error::invalid_argument(format!("internal: index rows without an Int64 {name} column")))
+        };
+        let (ledgers, entries, offsets, logs) = (column("ledger_id")?, column("entry_id")?, column("offset")?, column("log_id")?);
+        let value = |a: &Int64Array, i: usize| a.is_valid(i).then(|| a.value(i));
+        let kept: Vec<usize> = (0..batch.num_rows())
+            .filter(|&i| {
+                let offset = value(offsets, i);
+                rows.admits(None, value(ledgers, i), value(entries, i), offset.map_or(0, |o| o as u64))
+                    && (rows.offset.is_none() || offset.is_some())
+                    && log_ids.as_ref().is_none_or(|r| value(logs, i).is_some_and(|id| admits(r, id)))
+            })
+            .collect();
+        let arrays: Vec<ArrayRef> = batch
+            .columns()
+            .iter()
+            .map(|c| -> Result<ArrayRef> {
+                let c = c.as_any().downcast_ref::<Int64Array>().ok_or_else(|| Error::invalid_argument("internal: index rows hold Int64 columns"))?;
+                Ok(Arc::new(kept.iter().map(|&i| value(c, i)).collect::<Int64Array>()))
+            })
+            .collect::<Result<_>>()?;
+        batch_of(&batch.schema(), arrays, kept.len())
     }
 
     /// The reader's batch in the source's columns.
@@ -175,7 +231,10 @@ impl SplitReader {
                 "record_type" => repeated("damage", 1),
                 "error_kind" => repeated("unreadable", 1),
                 "record_size" if *t == DataType::Int64 => Arc::new(Int64Array::from(vec![record_size])),
-                "offset" if *t == DataType::Int64 => Arc::new(Int64Array::from(vec![offset.min(i64::MAX as u64) as i64])),
+                // (An index file's `offset` column is a position in an entry log.)
+                "offset" if *t == DataType::Int64 && split.kind != ReadKind::Index => {
+                    Arc::new(Int64Array::from(vec![offset.min(i64::MAX as u64) as i64]))
+                }
                 n if n == id_column && *t == DataType::Int64 => Arc::new(Int64Array::from(vec![name_id])),
                 _ if field.is_nullable() => new_null_array(t, 1),
                 _ if *t == DataType::Boolean => Arc::new(BooleanArray::from(vec![false])),

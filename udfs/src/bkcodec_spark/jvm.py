@@ -1,5 +1,5 @@
 """The JVM source: `spark.read.format("bookkeeper-jvm")`, one jar with bkcodec's Rust
-core inside, reading entry logs and journals as Arrow columnar batches straight into
+core inside, reading entry logs, journals and index files as Arrow columnar batches straight into
 Spark (no Python worker, no copy of a batch).
 
 The jar must be on the classpath when the session starts:
@@ -12,8 +12,8 @@ for Spark Connect the jar goes on the server (`--jars` when it starts). Executor
 need no Python environment with bkcodec: the native library is inside the jar.
 
 It gives the `bookkeeper` source's schema, options and rows (error rows included) for
-local entry logs, journals and bookie directories, row-filter options (`ledgerId`,
-...) included; index files and remote filesystems are the Python source's. It has its own
+local entry logs, journals, index files and bookie directories, row-filter options
+(`ledgerId`, ...) included; remote filesystems are the Python source's. It has its own
 name because a jar registering `bookkeeper` would take the name from the Python source
 in every session that has the jar (pyspark 4.3.0 resolves the name to the jar's class,
 even after `spark.dataSource.register`), and with it what only the Python source reads.

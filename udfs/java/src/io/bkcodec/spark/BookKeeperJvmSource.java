@@ -16,13 +16,13 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
- * {@code spark.read.format("bookkeeper-jvm").load(path)}: entry logs and journals (and a
- * bookie directory's both, merged) as rows, decoded by bkcodec's Rust core and handed to
- * Spark as Arrow columnar batches without a copy. The same schema, options and rows
- * (error rows included) as the Python {@code bookkeeper} source, for local files; it
- * has its own name so both can be used in one session (a jar registering
- * {@code bookkeeper} takes the name from the Python source wherever the jar is loaded,
- * and with it index files and remote paths).
+ * {@code spark.read.format("bookkeeper-jvm").load(path)}: entry logs, journals (and a
+ * bookie directory's both, merged) and index files as rows, decoded by bkcodec's Rust
+ * core and handed to Spark as Arrow columnar batches without a copy. The same schema,
+ * options and rows (error rows included) as the Python {@code bookkeeper} source, for
+ * local files; it has its own name so both can be used in one session (a jar
+ * registering {@code bookkeeper} takes the name from the Python source wherever the jar
+ * is loaded, and with it remote paths).
  */
 public final class BookKeeperJvmSource implements TableProvider, DataSourceRegister {
   public static final String NAME = "bookkeeper-jvm";

@@ -55,11 +55,8 @@ final class ReadOptions implements Serializable {
     path = lower.get("path");
     paths = lower.get("paths");
     kind = lower.getOrDefault("kind", "auto").trim().toLowerCase(Locale.ROOT);
-    if (!List.of("auto", "entrylog", "journal").contains(kind)) {
-      throw new IllegalArgumentException(
-          kind.equals("index")
-              ? "the bookkeeper-jvm source reads entry logs and journals; read index files with the Python bookkeeper source"
-              : "kind must be auto or one of entrylog, journal, index, not '" + kind + "'");
+    if (!List.of("auto", "entrylog", "journal", "index").contains(kind)) {
+      throw new IllegalArgumentException("kind must be auto or one of entrylog, journal, index, not '" + kind + "'");
     }
     List<String> pairs = new ArrayList<>();
     for (String name : List.of("digestType", "password", "ledgerMetadata", "verify", "payload", "ledgerId", "entryId", "scopeId",
