@@ -168,6 +168,31 @@ def test_a_ledger_filter_skips_index_files_of_other_ledgers(spark, jvm, bookie, 
     assert {r.file for r in df.collect()} == {str(tmp_path / "2.idx")}
 
 
+def test_python_udfs_over_the_jvm_sources_columns_get_its_arrow_vectors(spark, jvm, bookie):
+    from pyspark.sql.functions import pandas_udf
+
+    @pandas_udf("long")
+    def plus_one(s):
+        return s + 1
+
+    @pandas_udf("long")
+    def size(s):
+        return s.map(lambda b: -1 if b is None else len(b))
+
+    def read(fmt):
+        df = load(spark, fmt, str(bookie.root), kind="entrylog", password=PASSWORD)
+        return rows(df.select("offset", plus_one("ledger_id").alias("next"), size("payload").alias("size")))
+
+    assert read(JVM) == read("bookkeeper")
+    # Spark (4.2 on) hands a Python UDF's input columns to the worker as they are when
+    # each is an ArrowColumnVector, and converts row by row otherwise: the vectors that
+    # read 64-bit integers in place must be ArrowColumnVectors too.
+    loader = jvm._java_lang_class.getClassLoader()  # the jar's, as Spark loaded it
+    vector = loader.loadClass("io.bkcodec.spark.NativeLongVector")
+    assert vector.getSuperclass().getName() == "org.apache.spark.sql.vectorized.ArrowColumnVector"
+    assert_no_buffers_left(jvm)
+
+
 def test_byte_ranges_tile_files_so_each_row_is_read_once(spark, jvm, bookie):
     whole = load(spark, JVM, str(bookie.logs["rolled"]), kind="entrylog")
     ranged = load(spark, JVM, str(bookie.logs["rolled"]), kind="entrylog", splitSize="3k", minPartitions="2")

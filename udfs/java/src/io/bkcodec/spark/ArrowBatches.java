@@ -46,7 +46,23 @@ public final class ArrowBatches {
     return Native.liveBatches();
   }
 
-  static ColumnarBatch columnar(long[] d, StructType schema) {
+  /** A batch handed to Spark, and the references to its native buffers still held. */
+  static final class Handed {
+    final ColumnarBatch batch;
+    private final AtomicInteger refs;
+
+    Handed(ColumnarBatch batch, AtomicInteger refs) {
+      this.batch = batch;
+      this.refs = refs;
+    }
+
+    /** Whether every vector over its buffers is closed (and the native batch freed). */
+    boolean freed() {
+      return refs.get() == 0;
+    }
+  }
+
+  static Handed columnar(long[] d, StructType schema) {
     long batch = d[0];
     int rows = Math.toIntExact(d[1]);
     StructField[] fields = schema.fields();
@@ -62,13 +78,6 @@ public final class ArrowBatches {
       for (int i = 0; i < fields.length; i++) {
         int at = 2 + PER_COLUMN * i;
         long nulls = d[at];
-        if (fields[i].dataType().equals(DataTypes.LongType)) {
-          // Read in place: the vector holds one reference, given back when Spark closes it.
-          vectors[i] = new NativeLongVector(fields[i].dataType(), rows, Math.toIntExact(nulls), d[at + 1], d[at + 2], d[at + 5], d[at + 6],
-              () -> release(batch, refs));
-          refs.incrementAndGet();
-          continue;
-        }
         FieldVector v = vector(fields[i]);
         List<ArrowBuf> buffers = new ArrayList<>(3);
         buffers.add(nulls > 0 ? wrap(batch, refs, d[at + 1], d[at + 2], ours) : ALLOCATOR.getEmpty());
@@ -77,7 +86,10 @@ public final class ArrowBatches {
         }
         buffers.add(wrap(batch, refs, d[at + 5], d[at + 6], ours));
         v.loadFieldBuffers(new ArrowFieldNode(rows, nulls), buffers);
-        vectors[i] = new ArrowColumnVector(v);
+        // 64-bit integers are read in place (see NativeLongVector).
+        vectors[i] = v instanceof BigIntVector
+            ? NativeLongVector.over((BigIntVector) v, d[at + 1], d[at + 2], d[at + 5], d[at + 6])
+            : new ArrowColumnVector(v);
       }
     } catch (RuntimeException e) {
       for (ColumnVector v : vectors) {
@@ -95,7 +107,7 @@ public final class ArrowBatches {
     }
     ColumnarBatch out = new ColumnarBatch(vectors);
     out.setNumRows(rows);
-    return out;
+    return new Handed(out, refs);
   }
 
   private static void release(long batch, AtomicInteger refs) {

@@ -1,14 +1,20 @@
 package io.bkcodec.spark;
 
+import java.util.ArrayList;
 import java.util.List;
+import org.apache.spark.TaskContext;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.util.TaskCompletionListener;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
  * One partition's splits, one after another, as batches. Each batch has its own
  * buffers, freed when Spark closes its vectors; {@link #close} closes the file only,
- * never a batch Spark (or a Python UDF) may still hold.
+ * never a batch Spark (or a Python UDF) may still hold. Batches still open when the
+ * task ends are closed then: Spark 4.3 hands a Python UDF's input batches over as they
+ * are and never closes them (its Python runner works in the task's thread, so nothing
+ * reads them once the task has ended).
  */
 final class ColumnarReader implements PartitionReader<ColumnarBatch> {
   private final List<Split> splits;
@@ -19,6 +25,8 @@ final class ColumnarReader implements PartitionReader<ColumnarBatch> {
   private int nextSplit;
   private long reader;
   private ColumnarBatch current;
+  /** Batches handed out whose buffers are not all released yet. */
+  private final List<ArrowBatches.Handed> open = new ArrayList<>();
 
   ColumnarReader(List<Split> splits, String kind, String[] options, StructType schema) {
     this.splits = splits;
@@ -26,6 +34,18 @@ final class ColumnarReader implements PartitionReader<ColumnarBatch> {
     this.options = options;
     this.schema = schema;
     this.columns = schema.fieldNames();
+    TaskContext task = TaskContext.get();
+    if (task != null) {
+      task.addTaskCompletionListener((TaskCompletionListener) ended -> closeOpenBatches());
+    }
+  }
+
+  /** Closes the batches handed out that Spark left open (closing one twice is harmless). */
+  private synchronized void closeOpenBatches() {
+    for (ArrowBatches.Handed h : open) {
+      h.batch.close();
+    }
+    open.clear();
   }
 
   @Override
@@ -40,7 +60,12 @@ final class ColumnarReader implements PartitionReader<ColumnarBatch> {
       }
       long[] described = Native.next(reader);
       if (described != null) {
-        current = ArrowBatches.columnar(described, schema);
+        ArrowBatches.Handed handed = ArrowBatches.columnar(described, schema);
+        synchronized (this) {
+          open.removeIf(ArrowBatches.Handed::freed);
+          open.add(handed);
+        }
+        current = handed.batch;
         return true;
       }
       Native.close(reader);
