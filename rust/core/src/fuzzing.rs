@@ -188,6 +188,71 @@ pub fn file_readers(input: &[u8]) -> usize {
     rows.len()
 }
 
+/// The index-file reader (what `read_index` and the JVM source's index reads use) on
+/// arbitrary bytes. The first input byte picks the options: bit 0 a valid header in
+/// front of the rest (else the rest is the whole file), bit 1 its version, bit 2
+/// absent slots included, bit 3 small batches, bit 4 the ledger id given. Rows come
+/// in entry order, one per slot at most, each location split as `Location` splits it,
+/// and an error names an offset inside the file. Returns the rows read.
+pub fn index_files(input: &[u8]) -> usize {
+    use crate::arrow::IndexBatchReader;
+    use crate::files::index_file::{IndexHeader, HEADER_LEN, SLOT_LEN};
+    use crate::files::source::{MemorySource, ReadAt};
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use arrow_array::Array;
+    use std::sync::Arc;
+
+    let Some((&selector, body)) = input.split_first() else {
+        return 0;
+    };
+    let mut file = Vec::new();
+    if selector & 1 != 0 {
+        let header = IndexHeader { version: i32::from(selector >> 1 & 1), master_key: b"key", state_bits: 0, explicit_lac: None };
+        file = header.encode().expect("a header of a short key");
+    }
+    file.extend_from_slice(body);
+    let len = file.len() as u64;
+    let source: Arc<dyn ReadAt> =
+        if input.len().is_multiple_of(2) { Arc::new(MemorySource::from_vec(file)) } else { Arc::new(Copying(file)) };
+    let ledger_id = (selector & 0x10 != 0).then_some(7);
+    let batch_rows = if selector & 8 != 0 { 3 } else { 8192 };
+    let reader = match IndexBatchReader::new(source, ledger_id, selector & 4 != 0, batch_rows) {
+        Ok(r) => r,
+        Err(e) => {
+            assert!(e.offset <= len, "{e}");
+            return 0;
+        }
+    };
+    let slots = len.saturating_sub(HEADER_LEN) / SLOT_LEN;
+    let mut next_entry = 0i64;
+    let mut rows = 0;
+    for batch in reader {
+        let batch = match batch {
+            Ok(b) => b,
+            Err(e) => {
+                assert!(e.offset <= len, "{e} (file of {len} bytes)");
+                break;
+            }
+        };
+        let column = |name: &str| batch.column_by_name(name).expect("an index column").as_primitive::<Int64Type>().clone();
+        let (ledgers, entries, locations, logs, offsets) =
+            (column("ledger_id"), column("entry_id"), column("location"), column("log_id"), column("offset"));
+        for i in 0..batch.num_rows() {
+            let entry = entries.value(i);
+            assert!(entry >= next_entry && (entry as u64) < slots, "entry {entry} after {next_entry} of {slots} slots");
+            next_entry = entry + 1;
+            assert_eq!(ledgers.is_valid(i).then(|| ledgers.value(i)), ledger_id);
+            let location = locations.is_valid(i).then(|| crate::files::Location::from_raw(locations.value(i))).flatten();
+            let parts = location.and_then(|l| Some((i64::from(l.log_id), l.size_field_offset()? as i64)));
+            assert_eq!(logs.is_valid(i).then(|| logs.value(i)), parts.map(|p| p.0));
+            assert_eq!(offsets.is_valid(i).then(|| offsets.value(i)), parts.map(|p| p.1));
+            rows += 1;
+        }
+    }
+    rows
+}
+
 /// A row as the fuzz drivers compare rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Row {
@@ -544,6 +609,40 @@ mod tests {
             out.push(body);
         }
         out
+    }
+
+    #[test]
+    fn index_readers_never_panic() {
+        use crate::files::index_file::{encode_index_file, IndexHeader};
+        use crate::files::Location;
+        let mut rng = Rng(0x5EED_0007);
+        let header = IndexHeader { version: 1, master_key: b"key", state_bits: 1, explicit_lac: None };
+        let mut files = Vec::new();
+        for _ in 0..8 {
+            let mut entries = Vec::new();
+            for e in 0..rng.below(2000) as u64 {
+                if rng.below(3) != 0 {
+                    entries.push((e, Location::new(1 + rng.below(5) as u32, 1024 + 4 + rng.below(1 << 20) as u64).unwrap()));
+                }
+            }
+            files.push(encode_index_file(&header, &entries).unwrap());
+        }
+        let mut rows = 0;
+        for file in &files {
+            for selector in (0..32u8).filter(|s| s & 1 == 0) {
+                let mut input = vec![selector];
+                input.extend_from_slice(file);
+                rows += index_files(&input);
+                input[0] = rng.next() as u8 & !1;
+                input.splice(1.., mutate(&mut rng, file));
+                index_files(&input);
+            }
+        }
+        assert!(rows > 10_000, "{rows} rows: the reader must reach the slots");
+        for _ in 0..2000 {
+            let len = rng.below(2100);
+            index_files(&rng.bytes(len));
+        }
     }
 
     #[test]
