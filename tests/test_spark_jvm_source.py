@@ -193,6 +193,28 @@ def test_python_udfs_over_the_jvm_sources_columns_get_its_arrow_vectors(spark, j
     assert_no_buffers_left(jvm)
 
 
+@pytest.mark.parametrize("split_size", ["512m", "3k"])
+def test_randomly_damaged_files_give_the_python_sources_rows(spark, jvm, tmp_path_factory, split_size):
+    # The damage campaign's generated logs and journals, each damaged as it damages them
+    # (bit flips, cut, zeroed, duplicated, deleted and overwritten spans, in any mix).
+    import random
+
+    import damage_campaign as campaign
+
+    root = tmp_path_factory.mktemp("campaign")
+    rng = random.Random(2026)
+    for i in range(60):
+        generate = campaign.generated_entry_log if i % 2 else campaign.generated_journal
+        original = generate(rng.randrange(1 << 30), tmp_path_factory.mktemp("original"))
+        damaged = campaign.damage(original, rng)
+        (root / (f"{i + 1:x}.log" if original.kind == "entry_log" else f"{i + 1:x}.txn")).write_bytes(damaged.data)
+    cols = ("file", "offset", "record_size", "record_type", "ledger_id", "entry_id", "error_kind", "digest_ok", "error")
+    got = rows(load(spark, JVM, str(root), password="secret", splitSize=split_size).select(*cols))
+    assert got == rows(load(spark, "bookkeeper", str(root), password="secret", splitSize=split_size).select(*cols))
+    assert sum(1 for r in got if r["error"]) > 20  # the damage is there, and flagged alike
+    assert_no_buffers_left(jvm)
+
+
 def test_byte_ranges_tile_files_so_each_row_is_read_once(spark, jvm, bookie):
     whole = load(spark, JVM, str(bookie.logs["rolled"]), kind="entrylog")
     ranged = load(spark, JVM, str(bookie.logs["rolled"]), kind="entrylog", splitSize="3k", minPartitions="2")
