@@ -227,14 +227,7 @@ pub fn index_files(input: &[u8]) -> usize {
     let slots = len.saturating_sub(HEADER_LEN) / SLOT_LEN;
     let mut next_entry = 0i64;
     let mut rows = 0;
-    for batch in reader {
-        let batch = match batch {
-            Ok(b) => b,
-            Err(e) => {
-                assert!(e.offset <= len, "{e} (file of {len} bytes)");
-                break;
-            }
-        };
+    for batch in batches_before_error(reader, len) {
         let column = |name: &str| batch.column_by_name(name).expect("an index column").as_primitive::<Int64Type>().clone();
         let (ledgers, entries, locations, logs, offsets) =
             (column("ledger_id"), column("entry_id"), column("location"), column("log_id"), column("offset"));
@@ -251,6 +244,21 @@ pub fn index_files(input: &[u8]) -> usize {
         }
     }
     rows
+}
+
+/// The batches of `batches` up to the first error, which must name an offset inside
+/// the file of `len` bytes.
+fn batches_before_error(
+    batches: impl Iterator<Item = Result<arrow_array::RecordBatch>>,
+    len: u64,
+) -> impl Iterator<Item = arrow_array::RecordBatch> {
+    batches.map_while(move |batch| match batch {
+        Ok(b) => Some(b),
+        Err(e) => {
+            assert!(e.offset <= len, "{e} (file of {len} bytes)");
+            None
+        }
+    })
 }
 
 /// A row as the fuzz drivers compare rows.
@@ -270,14 +278,7 @@ fn row_spans(batches: impl Iterator<Item = Result<arrow_array::RecordBatch>>, le
     use arrow_array::Array;
 
     let mut rows = Vec::new();
-    for batch in batches {
-        let batch = match batch {
-            Ok(b) => b,
-            Err(e) => {
-                assert!(e.offset <= len, "{e} (file of {len} bytes)");
-                break;
-            }
-        };
+    for batch in batches_before_error(batches, len) {
         let offsets = batch.column_by_name("offset").expect("an offset column").as_primitive::<Int64Type>();
         let sizes = batch.column_by_name("record_size").expect("a record_size column").as_primitive::<Int64Type>();
         let ledgers = batch.column_by_name("ledger_id").expect("a ledger_id column").as_primitive::<Int64Type>();

@@ -12,10 +12,8 @@ use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, SchemaRef};
 use bkcodec_core::arrow::{BatchStream, EntryLogBatchReader, IndexBatchReader, JournalBatchReader};
 use bkcodec_core::files::source::FileSource;
-use bkcodec_core::plan::ReadKind;
+use bkcodec_core::plan::{admits, ReadKind};
 use bkcodec_core::{Error, Result};
-
-use bkcodec_core::plan::admits;
 
 use crate::columns::{core_kind_name, name_id, name_id_column, SourceOptions};
 use crate::python_text::error_text;
@@ -62,11 +60,8 @@ impl SplitReader {
     fn error_row_passing(&self, error: &Error) -> Result<Option<RecordBatch>> {
         let rows = &self.options.rows;
         let passes = match self.split.kind {
-            ReadKind::Index => {
-                let ledger = name_id(&self.split.path, ReadKind::Index);
-                rows.admits(None, ledger, None, 0) && rows.entry_id.is_none() && rows.offset.is_none() && self.options.log_ids.is_none()
-            }
-            _ => rows.admits(None, None, None, error_offset(error)),
+            ReadKind::Index => rows.admits(None, name_id(&self.split.path, ReadKind::Index), None, None) && self.options.log_ids.is_none(),
+            _ => rows.admits(None, None, None, i64::try_from(error_offset(error)).ok()),
         };
         if !passes {
             return Ok(None);
@@ -156,9 +151,7 @@ impl SplitReader {
         let value = |a: &Int64Array, i: usize| a.is_valid(i).then(|| a.value(i));
         let kept: Vec<usize> = (0..batch.num_rows())
             .filter(|&i| {
-                let offset = value(offsets, i);
-                rows.admits(None, value(ledgers, i), value(entries, i), offset.map_or(0, |o| o as u64))
-                    && (rows.offset.is_none() || offset.is_some())
+                rows.admits(None, value(ledgers, i), value(entries, i), value(offsets, i))
                     && log_ids.as_ref().is_none_or(|r| value(logs, i).is_some_and(|id| admits(r, id)))
             })
             .collect();

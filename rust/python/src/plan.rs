@@ -13,6 +13,15 @@ use crate::errors::IntoPyResult;
 /// size not known; kind `entrylog`, `journal` or `index`.
 type SplitTuple = (String, String, Option<u64>, Option<u64>, Option<u64>);
 
+fn split_of(py: Python<'_>, (path, kind, start, end, size): SplitTuple) -> PyResult<FileSplit> {
+    let kind = ReadKind::from_name(&kind).py_err(py)?;
+    Ok(FileSplit { path: PathBuf::from(path), kind, start, end, size })
+}
+
+fn tuple_of(s: FileSplit) -> SplitTuple {
+    (s.path.to_string_lossy().into_owned(), s.kind.name().to_string(), s.start, s.end, s.size)
+}
+
 /// The partitions of `splits` (files, or byte ranges of them, in path order): the
 /// target size (`split_size`, lowered so there are at least `min_partitions`), large
 /// entry logs and journals cut into ranges of it, and consecutive splits packed to it,
@@ -26,20 +35,9 @@ fn plan_partitions(
     min_partitions: u64,
     open_cost: u64,
 ) -> PyResult<Vec<Vec<SplitTuple>>> {
-    let mut kept = Vec::with_capacity(splits.len());
-    for (path, kind, start, end, size) in splits {
-        let kind = ReadKind::from_name(&kind).py_err(py)?;
-        kept.push(FileSplit { path: PathBuf::from(path), kind, start, end, size });
-    }
+    let kept = splits.into_iter().map(|s| split_of(py, s)).collect::<PyResult<Vec<_>>>()?;
     let groups = pack_splits(&kept, split_size, min_partitions, open_cost).py_err(py)?;
-    Ok(groups
-        .into_iter()
-        .map(|g| {
-            g.into_iter()
-                .map(|s| (s.path.to_string_lossy().into_owned(), s.kind.name().to_string(), s.start, s.end, s.size))
-                .collect()
-        })
-        .collect())
+    Ok(groups.into_iter().map(|g| g.into_iter().map(tuple_of).collect()).collect())
 }
 
 /// `split` narrowed to the bytes a read needs for rows whose `offset` lies in
@@ -48,10 +46,7 @@ fn plan_partitions(
 #[pyfunction(name = "narrow_to_offsets")]
 #[pyo3(signature = (split, low, high))]
 fn py_narrow_to_offsets(py: Python<'_>, split: SplitTuple, low: Option<i64>, high: Option<i64>) -> PyResult<Option<SplitTuple>> {
-    let (path, kind, start, end, size) = split;
-    let kind = ReadKind::from_name(&kind).py_err(py)?;
-    let split = FileSplit { path: PathBuf::from(path), kind, start, end, size };
-    Ok(narrow_to_offsets(&split, low, high).map(|s| (s.path.to_string_lossy().into_owned(), s.kind.name().to_string(), s.start, s.end, s.size)))
+    Ok(narrow_to_offsets(&split_of(py, split)?, low, high).map(tuple_of))
 }
 
 /// The command line's range syntax (`3,10:20,40:`, END excluded) as inclusive

@@ -90,7 +90,8 @@ impl RowFilter {
         self.scope_id.is_none() && self.ledger_id.is_none() && self.entry_id.is_none() && self.offset.is_none()
     }
 
-    pub fn admits(&self, scope_id: Option<i64>, ledger_id: Option<i64>, entry_id: Option<i64>, offset: u64) -> bool {
+    /// Whether a row with these values (None: the row has none) passes.
+    pub fn admits(&self, scope_id: Option<i64>, ledger_id: Option<i64>, entry_id: Option<i64>, offset: Option<i64>) -> bool {
         let test = |ranges: &Option<Vec<(i64, i64)>>, value: Option<i64>| match ranges {
             None => true,
             Some(r) => value.is_some_and(|v| admits(r, v)),
@@ -98,7 +99,7 @@ impl RowFilter {
         test(&self.scope_id, scope_id)
             && test(&self.ledger_id, ledger_id)
             && test(&self.entry_id, entry_id)
-            && test(&self.offset, i64::try_from(offset).ok())
+            && test(&self.offset, offset)
     }
 }
 
@@ -259,7 +260,7 @@ impl<K: FileKind> FileBatchBuilder<K> {
 
     fn admits_entry(&self, e: &ScannedEntry) -> bool {
         let h = &e.checked.header;
-        self.filter.admits(Some(h.scope_id), Some(h.ledger_id), Some(h.entry_id), e.offset)
+        self.filter.admits(Some(h.scope_id), Some(h.ledger_id), Some(h.entry_id), i64::try_from(e.offset).ok())
     }
 
     fn schema(&self) -> SchemaRef {
@@ -268,7 +269,7 @@ impl<K: FileKind> FileBatchBuilder<K> {
 
     fn push(&mut self, row: &SingleRowValues<'_>) {
         let f = &row.fields;
-        if !self.filter.admits(f.scope_id, f.ledger_id, f.entry_id, row.offset) {
+        if !self.filter.admits(f.scope_id, f.ledger_id, f.entry_id, i64::try_from(row.offset).ok()) {
             self.dropped += 1;
             return;
         }

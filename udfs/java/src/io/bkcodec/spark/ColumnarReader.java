@@ -5,8 +5,8 @@ import java.util.List;
 import org.apache.spark.TaskContext;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.types.StructType;
-import org.apache.spark.util.TaskCompletionListener;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.apache.spark.util.TaskCompletionListener;
 
 /**
  * One partition's splits, one after another, as batches. Each batch has its own
